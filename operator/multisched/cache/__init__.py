@@ -1,0 +1,42 @@
+"""Cluster state as the scheduler reads it: pods, nodes, assumed pods, snapshots."""
+
+from .cache import Cache, Snapshot
+from .labels import LabelSelector, NodeSelector, NodeSelectorTerm, Requirement, SelectorError
+from .node_info import HostPortInfo, ImageStateSummary, NodeError, NodeInfo
+from .pod_info import (
+    DEFAULT_SCHEDULER_NAME,
+    AffinityTerm,
+    PodError,
+    PodInfo,
+    Taint,
+    Toleration,
+    WeightedAffinityTerm,
+)
+from .quantity import QuantityError, parse_quantity, to_int, to_milli
+from .resources import Resource
+
+__all__ = [
+    "DEFAULT_SCHEDULER_NAME",
+    "AffinityTerm",
+    "Cache",
+    "HostPortInfo",
+    "ImageStateSummary",
+    "LabelSelector",
+    "NodeError",
+    "NodeInfo",
+    "NodeSelector",
+    "NodeSelectorTerm",
+    "PodError",
+    "PodInfo",
+    "QuantityError",
+    "Requirement",
+    "Resource",
+    "SelectorError",
+    "Snapshot",
+    "Taint",
+    "Toleration",
+    "WeightedAffinityTerm",
+    "parse_quantity",
+    "to_int",
+    "to_milli",
+]

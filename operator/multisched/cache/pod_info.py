@@ -1,0 +1,359 @@
+"""``PodInfo``: everything the scheduler reads from a pod, computed once per pod update.
+
+Built from the raw API dict at the edge (watch event, simulate input); filters and scores
+only read these slots.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .labels import LabelSelector, NodeSelector, NodeSelectorTerm, SelectorError
+from .quantity import QuantityError
+from .resources import (
+    CPU,
+    DEFAULT_MEMORY_REQUEST,
+    DEFAULT_MILLI_CPU_REQUEST,
+    MEMORY,
+    Resource,
+)
+
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+
+
+class PodError(ValueError):
+    """A pod whose spec the scheduler cannot read; the message names the pod and field."""
+
+
+class Taint:
+    __slots__ = ("effect", "key", "value")
+
+    def __init__(self, key: str, value: str, effect: str) -> None:
+        self.key = key
+        self.value = value
+        self.effect = effect
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any]) -> Taint:
+        return cls(raw.get("key", ""), raw.get("value") or "", raw.get("effect", ""))
+
+    def __repr__(self) -> str:
+        return f"Taint({self.key}={self.value}:{self.effect})"
+
+
+class Toleration:
+    __slots__ = ("effect", "key", "operator", "value")
+
+    def __init__(self, key: str = "", operator: str = "", value: str = "", effect: str = ""):
+        self.key = key
+        self.operator = operator
+        self.value = value
+        self.effect = effect
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any]) -> Toleration:
+        return cls(
+            raw.get("key") or "",
+            raw.get("operator") or "",
+            raw.get("value") or "",
+            raw.get("effect") or "",
+        )
+
+    def tolerates(self, taint: Taint) -> bool:
+        """``v1.Toleration.ToleratesTaint``: empty effect/key match any; "" means Equal."""
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator in ("", "Equal"):
+            return self.value == taint.value
+        return self.operator == "Exists"
+
+
+class AffinityTerm:
+    """A pod (anti-)affinity term with its namespaces resolved as upstream ``AffinityTerm``.
+
+    No namespaces and no namespaceSelector means the pod's own namespace; an empty
+    namespaceSelector means all namespaces.
+    """
+
+    __slots__ = ("namespace_selector", "namespaces", "selector", "topology_key")
+
+    def __init__(
+        self,
+        namespaces: frozenset[str],
+        selector: LabelSelector,
+        topology_key: str,
+        namespace_selector: LabelSelector | None,
+    ) -> None:
+        self.namespaces = namespaces
+        self.selector = selector
+        self.topology_key = topology_key
+        self.namespace_selector = namespace_selector
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any], pod_namespace: str) -> AffinityTerm:
+        namespaces = frozenset(raw.get("namespaces") or ())
+        ns_raw = raw.get("namespaceSelector")
+        ns_selector = LabelSelector.parse(ns_raw) if ns_raw is not None else None
+        if not namespaces and ns_selector is None:
+            namespaces = frozenset((pod_namespace,))
+        # A nil labelSelector matches nothing upstream; model it as an impossible selector.
+        sel_raw = raw.get("labelSelector")
+        selector = (
+            LabelSelector.parse(sel_raw)
+            if sel_raw is not None
+            else LabelSelector({}, [_NOTHING])
+        )
+        return cls(namespaces, selector, raw.get("topologyKey") or "", ns_selector)
+
+    def matches(self, pod: PodInfo, namespace_labels: Mapping[str, str] | None) -> bool:
+        """Whether ``pod`` is selected; ``namespace_labels`` are the labels of pod's namespace."""
+        if pod.namespace in self.namespaces or (
+            self.namespace_selector is not None
+            and self.namespace_selector.matches(namespace_labels or {})
+        ):
+            return self.selector.matches(pod.labels)
+        return False
+
+
+class _Nothing:
+    """A requirement no label set satisfies (upstream ``labels.Nothing()``)."""
+
+    __slots__ = ()
+    key = ""
+    op = "Nothing"
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        return False
+
+
+_NOTHING: Any = _Nothing()
+
+
+class WeightedAffinityTerm:
+    __slots__ = ("term", "weight")
+
+    def __init__(self, term: AffinityTerm, weight: int) -> None:
+        self.term = term
+        self.weight = weight
+
+
+class PodInfo:
+    """A pod as the scheduler sees it. ``raw`` keeps the API object for I/O only."""
+
+    __slots__ = (
+        "affinity_terms",
+        "anti_affinity_terms",
+        "containers_images",
+        "creation_timestamp",
+        "host_ports",
+        "key",
+        "labels",
+        "name",
+        "namespace",
+        "node_name",
+        "node_selector",
+        "nominated_node_name",
+        "non_zero_cpu",
+        "non_zero_memory",
+        "owner_kinds",
+        "owner_references",
+        "preemption_policy",
+        "preferred_affinity_terms",
+        "preferred_anti_affinity_terms",
+        "preferred_node_affinity",
+        "priority",
+        "raw",
+        "requests",
+        "required_node_affinity",
+        "scheduler_name",
+        "scheduling_gates",
+        "terminating",
+        "tolerations",
+        "topology_spread_constraints",
+        "uid",
+    )
+
+    raw: dict[str, Any]
+    uid: str
+    namespace: str
+    name: str
+    key: str
+    labels: dict[str, str]
+    scheduler_name: str
+    priority: int
+    preemption_policy: str
+    node_name: str
+    nominated_node_name: str
+    terminating: bool
+    creation_timestamp: str
+    owner_references: tuple[dict[str, Any], ...]
+    owner_kinds: tuple[str, ...]
+    requests: Resource
+    non_zero_cpu: int
+    non_zero_memory: int
+    host_ports: tuple[tuple[str, str, int], ...]
+    tolerations: tuple[Toleration, ...]
+    node_selector: dict[str, str]
+    required_node_affinity: NodeSelector | None
+    preferred_node_affinity: tuple[tuple[int, NodeSelectorTerm], ...]
+    affinity_terms: tuple[AffinityTerm, ...]
+    anti_affinity_terms: tuple[AffinityTerm, ...]
+    preferred_affinity_terms: tuple[WeightedAffinityTerm, ...]
+    preferred_anti_affinity_terms: tuple[WeightedAffinityTerm, ...]
+    topology_spread_constraints: tuple[dict[str, Any], ...]
+    scheduling_gates: tuple[str, ...]
+    containers_images: tuple[str, ...]
+
+    @classmethod
+    def parse(cls, raw: Mapping[str, Any], priority: int | None = None) -> PodInfo:
+        """Read a v1 Pod dict. ``priority`` overrides ``spec.priority`` (resolved classes)."""
+        meta = raw.get("metadata") or {}
+        name = f"{meta.get('namespace', 'default')}/{meta.get('name', '?')}"
+        try:
+            return cls._parse(raw, meta, priority)
+        except (QuantityError, SelectorError) as exc:
+            raise PodError(f"pod {name}: {exc}") from exc
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise PodError(f"pod {name}: malformed spec ({exc!r})") from exc
+
+    @classmethod
+    def _parse(
+        cls, raw: Mapping[str, Any], meta: Mapping[str, Any], priority: int | None
+    ) -> PodInfo:
+        spec = raw.get("spec") or {}
+        status = raw.get("status") or {}
+        self = cls.__new__(cls)
+        self.raw = dict(raw)
+        self.namespace = meta.get("namespace") or "default"
+        self.name = meta.get("name") or ""
+        self.uid = meta.get("uid") or f"{self.namespace}/{self.name}"
+        self.key = f"{self.namespace}/{self.name}"
+        self.labels = dict(meta.get("labels") or {})
+        self.creation_timestamp = str(meta.get("creationTimestamp") or "")
+        self.terminating = meta.get("deletionTimestamp") is not None
+        self.owner_references = tuple(meta.get("ownerReferences") or ())
+        self.owner_kinds = tuple(o.get("kind", "") for o in self.owner_references)
+        self.scheduler_name = spec.get("schedulerName") or DEFAULT_SCHEDULER_NAME
+        self.priority = int(priority if priority is not None else spec.get("priority") or 0)
+        self.preemption_policy = spec.get("preemptionPolicy") or "PreemptLowerPriority"
+        self.node_name = spec.get("nodeName") or ""
+        self.nominated_node_name = status.get("nominatedNodeName") or ""
+        self.node_selector = dict(spec.get("nodeSelector") or {})
+        self.tolerations = tuple(Toleration.parse(t) for t in spec.get("tolerations") or ())
+        self.scheduling_gates = tuple(g["name"] for g in spec.get("schedulingGates") or ())
+        self.topology_spread_constraints = tuple(spec.get("topologySpreadConstraints") or ())
+        containers = spec.get("containers") or []
+        init_containers = spec.get("initContainers") or []
+        self.containers_images = tuple(
+            c["image"] for c in (*init_containers, *containers) if c.get("image")
+        )
+        self.host_ports = tuple(
+            (p.get("hostIP") or "0.0.0.0", p.get("protocol") or "TCP", int(p["hostPort"]))
+            for c in (*init_containers, *containers)
+            for p in c.get("ports") or ()
+            if int(p.get("hostPort") or 0) > 0
+        )
+        self._set_requests(containers, init_containers, spec.get("overhead"))
+        self._set_affinity(spec.get("affinity") or {})
+        return self
+
+    def _set_requests(
+        self,
+        containers: Sequence[Mapping[str, Any]],
+        init_containers: Sequence[Mapping[str, Any]],
+        overhead: Mapping[str, Any] | None,
+    ) -> None:
+        """Upstream ``resourcehelper.PodRequests`` and ``GetNonzeroRequests``.
+
+        Sidecars (restartable init containers) run beside the app containers; other init
+        containers run one at a time, so the pod needs the max of both phases.
+        """
+        reqs, nz = Resource(), Resource()
+        for c in containers:
+            reqs.add(_requests(c))
+            nz.add(_non_zero(c))
+        init_max, init_nz_max = Resource(), Resource()
+        sidecars, sidecars_nz = Resource(), Resource()
+        for c in init_containers:
+            r, n = _requests(c), _non_zero(c)
+            if c.get("restartPolicy") == "Always":
+                reqs.add(r)
+                nz.add(n)
+                sidecars.add(r)
+                sidecars_nz.add(n)
+                r, n = sidecars.clone(), sidecars_nz.clone()
+            else:
+                r.add(sidecars)
+                n.add(sidecars_nz)
+            init_max.set_max(r)
+            init_nz_max.set_max(n)
+        reqs.set_max(init_max)
+        nz.set_max(init_nz_max)
+        if overhead:
+            extra = Resource.from_list(overhead)
+            reqs.add(extra)
+            nz.add(extra)
+        self.requests = reqs
+        self.non_zero_cpu = nz.milli_cpu
+        self.non_zero_memory = nz.memory
+
+    def _set_affinity(self, affinity: Mapping[str, Any]) -> None:
+        node_aff = affinity.get("nodeAffinity") or {}
+        required = node_aff.get("requiredDuringSchedulingIgnoredDuringExecution")
+        self.required_node_affinity = NodeSelector.parse(required) if required else None
+        self.preferred_node_affinity = tuple(
+            (int(p.get("weight", 0)), NodeSelectorTerm.parse(p.get("preference") or {}))
+            for p in node_aff.get("preferredDuringSchedulingIgnoredDuringExecution") or ()
+        )
+        pod_aff = affinity.get("podAffinity") or {}
+        anti = affinity.get("podAntiAffinity") or {}
+        ns = self.namespace
+        req_key = "requiredDuringSchedulingIgnoredDuringExecution"
+        pref_key = "preferredDuringSchedulingIgnoredDuringExecution"
+        self.affinity_terms = tuple(AffinityTerm.parse(t, ns) for t in pod_aff.get(req_key) or ())
+        self.anti_affinity_terms = tuple(AffinityTerm.parse(t, ns) for t in anti.get(req_key) or ())
+        self.preferred_affinity_terms = tuple(
+            WeightedAffinityTerm(AffinityTerm.parse(t["podAffinityTerm"], ns), int(t["weight"]))
+            for t in pod_aff.get(pref_key) or ()
+        )
+        self.preferred_anti_affinity_terms = tuple(
+            WeightedAffinityTerm(AffinityTerm.parse(t["podAffinityTerm"], ns), int(t["weight"]))
+            for t in anti.get(pref_key) or ()
+        )
+
+    @property
+    def has_affinity(self) -> bool:
+        """Any pod affinity or anti-affinity term (upstream ``podWithAffinity``)."""
+        return bool(
+            self.affinity_terms
+            or self.anti_affinity_terms
+            or self.preferred_affinity_terms
+            or self.preferred_anti_affinity_terms
+        )
+
+    def __repr__(self) -> str:
+        return f"PodInfo({self.key})"
+
+
+def _requests(container: Mapping[str, Any]) -> Resource:
+    """A container's requests; a resource with only a limit requests the limit (API defaulting)."""
+    resources = container.get("resources") or {}
+    merged = dict(resources.get("limits") or {})
+    merged.update(resources.get("requests") or {})
+    return Resource.from_list(merged)
+
+
+def _non_zero(container: Mapping[str, Any]) -> Resource:
+    """CPU and memory for scoring: unset requests count as 100m / 200Mi, explicit 0 stays 0."""
+    resources = container.get("resources") or {}
+    merged = dict(resources.get("limits") or {})
+    merged.update(resources.get("requests") or {})
+    res = Resource.from_list({k: v for k, v in merged.items() if k in (CPU, MEMORY)})
+    if CPU not in merged:
+        res.milli_cpu = DEFAULT_MILLI_CPU_REQUEST
+    if MEMORY not in merged:
+        res.memory = DEFAULT_MEMORY_REQUEST
+    return res

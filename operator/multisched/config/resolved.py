@@ -1,0 +1,59 @@
+"""The validated, merged result of a scheduler configuration: plain frozen values.
+
+This is what the framework builds profiles from; no pydantic past this point.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderElection:
+    leader_elect: bool = False
+    resource_namespace: str = "kube-system"
+    resource_name: str = "multisched"
+    lease_duration_seconds: float = 15.0
+    renew_deadline_seconds: float = 10.0
+    retry_period_seconds: float = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedProfile:
+    """One profile after defaults, merge and multiPoint expansion (upstream order kept)."""
+
+    scheduler_name: str
+    #: Per-profile override of the global percentage; None means "use the global one".
+    percentage_of_nodes_to_score: int | None
+    #: Extension point name (``EXTENSION_POINTS``) -> plugin names in run order.
+    plugins: dict[str, tuple[str, ...]]
+    #: Score plugin name -> weight (>= 1).
+    score_weights: dict[str, int]
+    #: Plugin name -> its args, validated with the plugin's args model (defaults filled in).
+    plugin_args: dict[str, BaseModel] = field(default_factory=dict)
+
+    def all_plugin_names(self) -> tuple[str, ...]:
+        """Every plugin the profile instantiates, each once, in first-seen order."""
+        seen: dict[str, None] = {}
+        for names in self.plugins.values():
+            for name in names:
+                seen.setdefault(name, None)
+        return tuple(seen)
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedConfig:
+    profiles: tuple[ResolvedProfile, ...]
+    #: 0 means adaptive (``50 - nodes/125``, floored at 5), as upstream.
+    percentage_of_nodes_to_score: int = 0
+    pod_initial_backoff_seconds: float = 1.0
+    pod_max_backoff_seconds: float = 10.0
+    leader_election: LeaderElection = field(default_factory=LeaderElection)
+
+    def profile(self, scheduler_name: str) -> ResolvedProfile | None:
+        for prof in self.profiles:
+            if prof.scheduler_name == scheduler_name:
+                return prof
+        return None

@@ -1,0 +1,46 @@
+"""The scheduling framework: extension-point protocols, Status, CycleState, runtime, registry."""
+
+from .cycle_state import CycleState
+from .diagnosis import Diagnosis, FitError
+from .handle import BindingConflict, ClusterClient, Handle, PodNominator
+from .interfaces import (
+    EXTENSION_METHODS,
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    NodeToStatus,
+    PostFilterResult,
+    PreFilterExtensions,
+    PreFilterResult,
+)
+from .registry import ENTRY_POINT_GROUP, PluginEntry, Registry, RegistryError
+from .runtime import Framework, FrameworkError, PluginScores
+from .status import Code, PluginError, Status
+from .waiting import WaitingPod
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "EXTENSION_METHODS",
+    "MAX_NODE_SCORE",
+    "MIN_NODE_SCORE",
+    "BindingConflict",
+    "ClusterClient",
+    "Code",
+    "CycleState",
+    "Diagnosis",
+    "FitError",
+    "Framework",
+    "FrameworkError",
+    "Handle",
+    "NodeToStatus",
+    "PluginEntry",
+    "PluginError",
+    "PluginScores",
+    "PodNominator",
+    "PostFilterResult",
+    "PreFilterExtensions",
+    "PreFilterResult",
+    "Registry",
+    "RegistryError",
+    "Status",
+    "WaitingPod",
+]

@@ -1,0 +1,80 @@
+"""What a plugin may use from its surroundings (upstream ``framework.Handle``).
+
+The runtime implements ``Handle``; the operator or the simulator supplies a
+``ClusterClient`` for the few writes plugins make (binding, preemption).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol
+
+from multisched.cache import NodeInfo, PodInfo, Snapshot
+
+from .cycle_state import CycleState
+from .status import Status
+
+if TYPE_CHECKING:
+    from .waiting import WaitingPod
+
+
+class ClusterClient(Protocol):
+    """Writes to the API server made from inside plugins."""
+
+    async def bind(self, pod: PodInfo, node_name: str) -> None:
+        """POST pods/binding; raises ``BindingConflict`` when the pod is gone or bound."""
+        ...
+
+    async def delete_pod(self, pod: PodInfo, reason: str) -> None:
+        """Evict a preemption victim (the caller records the Preempted event)."""
+        ...
+
+    async def set_nominated_node(self, pod: PodInfo, node_name: str) -> None:
+        """Patch ``status.nominatedNodeName`` ("" clears it)."""
+        ...
+
+
+class BindingConflict(Exception):
+    """The API server refused the binding (404: pod gone, 409: already bound/changed)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class PodNominator(Protocol):
+    """Pods that preemption nominated to a node and that are still waiting to bind."""
+
+    def nominated_pods_for_node(self, node_name: str) -> Sequence[PodInfo]: ...
+
+    def add_nominated_pod(self, pod: PodInfo, node_name: str) -> None: ...
+
+    def delete_nominated_pod(self, pod: PodInfo) -> None: ...
+
+
+class Handle(Protocol):
+    @property
+    def profile_name(self) -> str: ...
+
+    @property
+    def snapshot(self) -> Snapshot: ...
+
+    @property
+    def client(self) -> ClusterClient | None: ...
+
+    @property
+    def nominator(self) -> PodNominator: ...
+
+    def run_filter_plugins_with_nominated_pods(
+        self, state: CycleState, pod: PodInfo, node: NodeInfo
+    ) -> Status | None: ...
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node: NodeInfo
+    ) -> Status | None: ...
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node: NodeInfo
+    ) -> Status | None: ...
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None: ...

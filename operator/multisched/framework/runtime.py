@@ -1,0 +1,394 @@
+"""``Framework``: one profile's plugins, instantiated and run in upstream order.
+
+Built from a ``ResolvedProfile`` (the config room already merged defaults and expanded
+multiPoint). Per-cycle work that does not depend on the node - which plugins PreFilter
+told to skip, bound methods - is done once, so the per-node loops stay tight.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from multisched.cache import NodeInfo, PodInfo, Snapshot
+from multisched.config.resolved import ResolvedProfile
+from multisched.queue.queued_pod import QueuedPodInfo
+
+from .cycle_state import CycleState
+from .handle import ClusterClient, PodNominator
+from .interfaces import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    NodeToStatus,
+    PostFilterResult,
+    PreFilterExtensions,
+    PreFilterResult,
+)
+from .registry import Registry
+from .status import Code, PluginError, Status
+from .waiting import WaitingPod
+
+logger = logging.getLogger(__name__)
+
+FilterFn = Callable[[CycleState, PodInfo, NodeInfo], "Status | None"]
+
+
+class FrameworkError(Exception):
+    """A profile that cannot be instantiated (a plugin factory failed)."""
+
+
+class _NoNominator:
+    def nominated_pods_for_node(self, node_name: str) -> Sequence[PodInfo]:
+        return ()
+
+    def add_nominated_pod(self, pod: PodInfo, node_name: str) -> None:
+        pass
+
+    def delete_nominated_pod(self, pod: PodInfo) -> None:
+        pass
+
+
+class PluginScores:
+    """One score plugin's raw and weighted scores for the nodes of a cycle (for --explain)."""
+
+    __slots__ = ("plugin", "raw", "weight", "weighted")
+
+    def __init__(self, plugin: str, weight: int, raw: list[int], weighted: list[int]) -> None:
+        self.plugin = plugin
+        self.weight = weight
+        self.raw = raw
+        self.weighted = weighted
+
+
+class Framework:
+    """Implements ``Handle`` for the plugins it builds."""
+
+    def __init__(
+        self,
+        profile: ResolvedProfile,
+        registry: Registry,
+        snapshot: Snapshot,
+        client: ClusterClient | None = None,
+        nominator: PodNominator | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.profile = profile
+        self._snapshot = snapshot
+        self._client = client
+        self._nominator: PodNominator = nominator or _NoNominator()
+        self.rng = rng or random.Random()
+        self.waiting_pods: dict[str, WaitingPod] = {}
+        self.plugins: dict[str, Any] = {}
+        for name in profile.all_plugin_names():
+            factory = registry[name].factory
+            try:
+                self.plugins[name] = factory(profile.plugin_args.get(name), self)
+            except Exception as exc:
+                raise FrameworkError(
+                    f"profile {profile.scheduler_name}: plugin {name} failed to start: {exc}"
+                ) from exc
+        p = profile.plugins
+
+        def at(point: str) -> list[Any]:
+            return [self.plugins[n] for n in p.get(point, ())]
+
+        self.pre_enqueue_plugins = at("preEnqueue")
+        queue_sort = at("queueSort")
+        self.queue_sort_plugin = queue_sort[0] if queue_sort else None
+        self.pre_filter_plugins = at("preFilter")
+        self.filter_plugins = at("filter")
+        self.post_filter_plugins = at("postFilter")
+        self.pre_score_plugins = at("preScore")
+        self.score_plugins = at("score")
+        self.score_weights = [profile.score_weights.get(pl.name, 1) for pl in self.score_plugins]
+        self.reserve_plugins = at("reserve")
+        self.permit_plugins = at("permit")
+        self.pre_bind_plugins = at("preBind")
+        self.bind_plugins = at("bind")
+        self.post_bind_plugins = at("postBind")
+
+    # -- Handle --------------------------------------------------------------------------
+
+    @property
+    def profile_name(self) -> str:
+        return self.profile.scheduler_name
+
+    @property
+    def snapshot(self) -> Snapshot:
+        return self._snapshot
+
+    @property
+    def client(self) -> ClusterClient | None:
+        return self._client
+
+    @property
+    def nominator(self) -> PodNominator:
+        return self._nominator
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        return self.waiting_pods.get(uid)
+
+    # -- queue ---------------------------------------------------------------------------
+
+    def run_pre_enqueue(self, pod: PodInfo) -> Status | None:
+        for pl in self.pre_enqueue_plugins:
+            status: Status | None = pl.pre_enqueue(pod)
+            if status is not None and not status.is_success():
+                return status.with_plugin(pl.name)
+        return None
+
+    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        assert self.queue_sort_plugin is not None
+        return bool(self.queue_sort_plugin.less(a, b))
+
+    # -- scheduling cycle ----------------------------------------------------------------
+
+    def run_pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        result: PreFilterResult | None = None
+        narrowing: list[str] = []
+        for pl in self.pre_filter_plugins:
+            try:
+                r, status = pl.pre_filter(state, pod, nodes)
+            except PluginError as exc:
+                return None, Status(Code.ERROR, str(exc), plugin=pl.name)
+            if status is not None and status.is_skip():
+                state.skip_filter_plugins.add(pl.name)
+                continue
+            if status is not None and not status.is_success():
+                status.with_plugin(pl.name)
+                if status.is_rejected():
+                    return None, status
+                return None, Status(
+                    Code.ERROR, f"running PreFilter plugin {pl.name!r}: {status.message()}",
+                    plugin=pl.name,
+                )
+            if r is not None and not r.all_nodes():
+                narrowing.append(pl.name)
+                result = r if result is None else result.merge(r)
+                if result.node_names is not None and not result.node_names:
+                    if len(narrowing) == 1:
+                        msg = f"node(s) didn't satisfy plugin {narrowing[0]}"
+                    else:
+                        msg = f"node(s) didn't satisfy plugin(s) [{' '.join(narrowing)}] simultaneously"
+                    return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg)
+        return result, None
+
+    def active_filters(self, state: CycleState) -> list[tuple[str, FilterFn]]:
+        """Filter plugins for this cycle, minus those PreFilter skipped."""
+        skip = state.skip_filter_plugins
+        return [(pl.name, pl.filter) for pl in self.filter_plugins if pl.name not in skip]
+
+    def run_filter_plugins(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        node: NodeInfo,
+        filters: list[tuple[str, FilterFn]] | None = None,
+    ) -> Status | None:
+        for name, fn in filters if filters is not None else self.active_filters(state):
+            status = fn(state, pod, node)
+            if status is not None and status.code != Code.SUCCESS:
+                if not status.is_rejected():
+                    status = Status(
+                        Code.ERROR, f"running {name!r} filter plugin: {status.message()}"
+                    )
+                status.plugin = name
+                return status
+        return None
+
+    def run_filter_plugins_with_nominated_pods(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        node: NodeInfo,
+        filters: list[tuple[str, FilterFn]] | None = None,
+    ) -> Status | None:
+        """Upstream's two passes: with higher-or-equal priority nominated pods, then without.
+
+        A node must fit the pod both with the pods preemption promised it and without them
+        (they may never arrive); only runs the first pass when such pods exist.
+        """
+        nominated = [
+            p
+            for p in self._nominator.nominated_pods_for_node(node.name)
+            if p.priority >= pod.priority and p.uid != pod.uid
+        ]
+        if nominated:
+            node_with = node.clone()
+            state_with = state.clone()
+            for p in nominated:
+                node_with.add_pod(p)
+                status = self.run_pre_filter_extension_add_pod(state_with, pod, p, node_with)
+                if status is not None and not status.is_success():
+                    return status
+            status = self.run_filter_plugins(state_with, pod, node_with, None)
+            if status is not None:
+                return status
+        return self.run_filter_plugins(state, pod, node, filters)
+
+    def _extensions(self, state: CycleState) -> list[tuple[str, PreFilterExtensions]]:
+        out = []
+        for pl in self.pre_filter_plugins:
+            if pl.name in state.skip_filter_plugins:
+                continue
+            ext = pl.pre_filter_extensions()
+            if ext is not None:
+                out.append((pl.name, ext))
+        return out
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node: NodeInfo
+    ) -> Status | None:
+        for name, ext in self._extensions(state):
+            status = ext.add_pod(state, pod, pod_to_add, node)
+            if status is not None and not status.is_success():
+                return Status(Code.ERROR, f"running AddPod on PreFilter plugin {name!r}: {status.message()}", plugin=name)
+        return None
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node: NodeInfo
+    ) -> Status | None:
+        for name, ext in self._extensions(state):
+            status = ext.remove_pod(state, pod, pod_to_remove, node)
+            if status is not None and not status.is_success():
+                return Status(Code.ERROR, f"running RemovePod on PreFilter plugin {name!r}: {status.message()}", plugin=name)
+        return None
+
+    async def run_post_filter(
+        self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status]:
+        reasons: list[str] = []
+        result: PostFilterResult | None = None
+        rejector = ""
+        for pl in self.post_filter_plugins:
+            r, status = await pl.post_filter(state, pod, statuses)
+            if status is None or status.is_success():
+                return r, Status(Code.SUCCESS, plugin=pl.name)
+            if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return r, status.with_plugin(pl.name)
+            if not status.is_rejected():
+                return None, Status(Code.ERROR, status.message(), plugin=pl.name)
+            reasons.extend(status.reasons)
+            rejector = rejector or pl.name
+            if r is not None and r.nominated_node_name:
+                result = r
+        return result, Status(Code.UNSCHEDULABLE, *reasons, plugin=rejector)
+
+    def run_pre_score(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> Status | None:
+        for pl in self.pre_score_plugins:
+            status = pl.pre_score(state, pod, nodes)
+            if status is None or status.is_success():
+                continue
+            if status.is_skip():
+                state.skip_score_plugins.add(pl.name)
+                continue
+            return Status(Code.ERROR, f"running PreScore plugin {pl.name!r}: {status.message()}", plugin=pl.name)
+        return None
+
+    def run_score(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], explain: bool = False
+    ) -> tuple[list[int], list[PluginScores]]:
+        """Total weighted score per node (same order as ``nodes``), and per-plugin detail."""
+        totals = [0] * len(nodes)
+        detail: list[PluginScores] = []
+        skip = state.skip_score_plugins
+        for pl, weight in zip(self.score_plugins, self.score_weights, strict=True):
+            if pl.name in skip:
+                continue
+            score = pl.score
+            try:
+                scores = [score(state, pod, node) for node in nodes]
+                normalize = getattr(pl, "normalize_score", None)
+                if normalize is not None:
+                    status = normalize(state, pod, nodes, scores)
+                    if status is not None and not status.is_success():
+                        raise PluginError(status.message())
+            except PluginError as exc:
+                raise PluginError(f"running Score plugin {pl.name!r}: {exc}") from exc
+            raw = list(scores) if explain else scores
+            for i, s in enumerate(scores):
+                if s > MAX_NODE_SCORE or s < MIN_NODE_SCORE:
+                    raise PluginError(
+                        f"plugin {pl.name!r} returns an invalid score {s}, it should in the "
+                        f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+                    )
+                totals[i] += s * weight
+            if explain:
+                detail.append(PluginScores(pl.name, weight, raw, [s * weight for s in scores]))
+        return totals, detail
+
+    def run_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        for pl in self.reserve_plugins:
+            status: Status | None = pl.reserve(state, pod, node_name)
+            if status is not None and not status.is_success():
+                if status.is_rejected():
+                    return status.with_plugin(pl.name)
+                return Status(Code.ERROR, f"running Reserve plugin {pl.name!r}: {status.message()}", plugin=pl.name)
+        return None
+
+    def run_unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        for pl in reversed(self.reserve_plugins):
+            try:
+                pl.unreserve(state, pod, node_name)
+            except Exception:
+                logger.exception("Unreserve of plugin %s failed for pod %s", pl.name, pod.key)
+
+    def run_permit(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        """Success, a rejection, or Wait (the pod is registered in ``waiting_pods``)."""
+        timeouts: dict[str, float] = {}
+        for pl in self.permit_plugins:
+            status, timeout = pl.permit(state, pod, node_name)
+            if status is None or status.is_success():
+                continue
+            if status.is_rejected():
+                return status.with_plugin(pl.name)  # type: ignore[no-any-return]
+            if status.code == Code.WAIT:
+                timeouts[pl.name] = min(timeout, 15 * 60.0)
+                continue
+            return Status(Code.ERROR, f"running Permit plugin {pl.name!r}: {status.message()}", plugin=pl.name)
+        if timeouts:
+            self.waiting_pods[pod.uid] = WaitingPod(pod, timeouts)
+            return Status(Code.WAIT, f"one or more plugins asked to wait: {sorted(timeouts)}")
+        return None
+
+    async def wait_on_permit(self, pod: PodInfo) -> Status | None:
+        waiting = self.waiting_pods.get(pod.uid)
+        if waiting is None:
+            return None
+        try:
+            return await waiting.wait()
+        finally:
+            self.waiting_pods.pop(pod.uid, None)
+
+    async def run_pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        for pl in self.pre_bind_plugins:
+            status: Status | None = await pl.pre_bind(state, pod, node_name)
+            if status is not None and not status.is_success():
+                return status.with_plugin(pl.name)
+        return None
+
+    async def run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        for pl in self.bind_plugins:
+            status: Status | None = await pl.bind(state, pod, node_name)
+            if status is not None and status.is_skip():
+                continue
+            if status is not None and not status.is_success():
+                return status.with_plugin(pl.name)
+            return None
+        return Status(Code.SKIP, "all bind plugins skipped the pod")
+
+    def run_post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        for pl in self.post_bind_plugins:
+            try:
+                pl.post_bind(state, pod, node_name)
+            except Exception:
+                logger.exception("PostBind of plugin %s failed for pod %s", pl.name, pod.key)
+
+    def effective_plugins(self) -> Mapping[str, tuple[str, ...]]:
+        return self.profile.plugins

@@ -1,0 +1,25 @@
+"""NodeUnschedulable: filter out cordoned nodes unless the pod tolerates the cordon taint."""
+
+from __future__ import annotations
+
+from multisched.cache import NodeInfo, PodInfo, Taint
+from multisched.framework import CycleState, Status
+
+NAME = "NodeUnschedulable"
+ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
+_CORDON_TAINT = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule")
+
+
+class NodeUnschedulable:
+    name = NAME
+
+    def __init__(self, args: object, handle: object) -> None:
+        pass
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        if not node.unschedulable:
+            return None
+        if any(t.tolerates(_CORDON_TAINT) for t in pod.tolerations):
+            return None
+        return Status.unresolvable(ERR_REASON_UNSCHEDULABLE)
+PLUGIN = NodeUnschedulable

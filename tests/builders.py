@@ -1,0 +1,104 @@
+"""Small builders of API objects for tests, in the spirit of upstream's ``st.MakePod()``."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from multisched.cache import NodeInfo, PodInfo
+
+_uid = itertools.count(1)
+
+
+def pod_dict(
+    name: str = "p",
+    namespace: str = "default",
+    *,
+    requests: dict[str, str] | None = None,
+    labels: dict[str, str] | None = None,
+    node_name: str = "",
+    scheduler_name: str | None = None,
+    priority: int | None = None,
+    tolerations: list[dict[str, Any]] | None = None,
+    node_selector: dict[str, str] | None = None,
+    affinity: dict[str, Any] | None = None,
+    host_ports: list[int] | None = None,
+    images: list[str] | None = None,
+    spread: list[dict[str, Any]] | None = None,
+    **spec: Any,
+) -> dict[str, Any]:
+    container: dict[str, Any] = {"name": "c", "image": (images or ["pause"])[0]}
+    if requests:
+        container["resources"] = {"requests": requests}
+    if host_ports:
+        container["ports"] = [{"containerPort": p, "hostPort": p} for p in host_ports]
+    containers = [container] + [
+        {"name": f"c{i}", "image": img} for i, img in enumerate((images or [])[1:], 1)
+    ]
+    body: dict[str, Any] = {"containers": containers, **spec}
+    if node_name:
+        body["nodeName"] = node_name
+    if scheduler_name:
+        body["schedulerName"] = scheduler_name
+    if priority is not None:
+        body["priority"] = priority
+    if tolerations:
+        body["tolerations"] = tolerations
+    if node_selector:
+        body["nodeSelector"] = node_selector
+    if affinity:
+        body["affinity"] = affinity
+    if spread:
+        body["topologySpreadConstraints"] = spread
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "uid": f"uid-{name}-{next(_uid)}",
+            "labels": labels or {},
+        },
+        "spec": body,
+    }
+
+
+def make_pod(name: str = "p", **kw: Any) -> PodInfo:
+    return PodInfo.parse(pod_dict(name, **kw))
+
+
+def node_dict(
+    name: str = "n",
+    *,
+    cpu: str = "4",
+    memory: str = "8Gi",
+    pods: str = "110",
+    labels: dict[str, str] | None = None,
+    taints: list[dict[str, Any]] | None = None,
+    unschedulable: bool = False,
+    images: list[tuple[list[str], int]] | None = None,
+    extra: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    allocatable = {"cpu": cpu, "memory": memory, "pods": pods, **(extra or {})}
+    spec: dict[str, Any] = {}
+    if taints:
+        spec["taints"] = taints
+    if unschedulable:
+        spec["unschedulable"] = True
+    status: dict[str, Any] = {"allocatable": allocatable, "capacity": dict(allocatable)}
+    if images:
+        status["images"] = [{"names": n, "sizeBytes": s} for n, s in images]
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
+        "spec": spec,
+        "status": status,
+    }
+
+
+def make_node(name: str = "n", *, pods_on: list[PodInfo] | None = None, **kw: Any) -> NodeInfo:
+    info = NodeInfo.from_node(node_dict(name, **kw))
+    for pod in pods_on or ():
+        info.add_pod(pod)
+    return info
