@@ -25,8 +25,11 @@ def pod_dict(
     host_ports: list[int] | None = None,
     images: list[str] | None = None,
     spread: list[dict[str, Any]] | None = None,
+    status: dict[str, Any] | None = None,
+    metadata: dict[str, Any] | None = None,
     **spec: Any,
 ) -> dict[str, Any]:
+    """A v1 Pod; ``status`` is the pod status, ``metadata`` extra metadata fields (merged)."""
     container: dict[str, Any] = {"name": "c", "image": (images or ["pause"])[0]}
     if requests:
         container["resources"] = {"requests": requests}
@@ -50,7 +53,7 @@ def pod_dict(
         body["affinity"] = affinity
     if spread:
         body["topologySpreadConstraints"] = spread
-    return {
+    pod: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {
@@ -58,9 +61,13 @@ def pod_dict(
             "namespace": namespace,
             "uid": f"uid-{name}-{next(_uid)}",
             "labels": labels or {},
+            **(metadata or {}),
         },
         "spec": body,
     }
+    if status:
+        pod["status"] = status
+    return pod
 
 
 def make_pod(name: str = "p", **kw: Any) -> PodInfo:
@@ -78,7 +85,9 @@ def node_dict(
     unschedulable: bool = False,
     images: list[tuple[list[str], int]] | None = None,
     extra: dict[str, str] | None = None,
+    hostname_label: bool = True,
 ) -> dict[str, Any]:
+    """A v1 Node; ``hostname_label=False`` leaves out the default kubernetes.io/hostname label."""
     allocatable = {"cpu": cpu, "memory": memory, "pods": pods, **(extra or {})}
     spec: dict[str, Any] = {}
     if taints:
@@ -88,10 +97,11 @@ def node_dict(
     status: dict[str, Any] = {"allocatable": allocatable, "capacity": dict(allocatable)}
     if images:
         status["images"] = [{"names": n, "sizeBytes": s} for n, s in images]
+    default_labels = {"kubernetes.io/hostname": name} if hostname_label else {}
     return {
         "apiVersion": "v1",
         "kind": "Node",
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
+        "metadata": {"name": name, "labels": {**default_labels, **(labels or {})}},
         "spec": spec,
         "status": status,
     }

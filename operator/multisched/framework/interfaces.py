@@ -24,10 +24,12 @@ MAX_NODE_SCORE = 100
 class PreFilterResult:
     """Nodes a PreFilter plugin narrows the cycle to; ``None`` means all nodes."""
 
-    __slots__ = ("node_names",)
+    __slots__ = ("node_names", "plugins")
 
     def __init__(self, node_names: frozenset[str] | None) -> None:
         self.node_names = node_names
+        #: Plugins that narrowed the set (filled in by the runtime).
+        self.plugins: tuple[str, ...] = ()
 
     def all_nodes(self) -> bool:
         return self.node_names is None
@@ -37,7 +39,9 @@ class PreFilterResult:
             return self
         if self.node_names is None:
             return other
-        return PreFilterResult(self.node_names & other.node_names)
+        merged = PreFilterResult(self.node_names & other.node_names)
+        merged.plugins = self.plugins + other.plugins
+        return merged
 
 
 class PostFilterResult:

@@ -77,7 +77,7 @@ class Framework:
         self.profile = profile
         self._snapshot = snapshot
         self._client = client
-        self._nominator: PodNominator = nominator or _NoNominator()
+        self._nominator: PodNominator = nominator if nominator is not None else _NoNominator()
         self.rng = rng or random.Random()
         self.waiting_pods: dict[str, WaitingPod] = {}
         self.plugins: dict[str, Any] = {}
@@ -168,6 +168,7 @@ class Framework:
                 )
             if r is not None and not r.all_nodes():
                 narrowing.append(pl.name)
+                r.plugins = (pl.name,)
                 result = r if result is None else result.merge(r)
                 if result.node_names is not None and not result.node_names:
                     if len(narrowing) == 1:

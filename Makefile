@@ -1,0 +1,45 @@
+# multisched developer targets. Everything installs into .venv; helm is fetched pinned.
+PYTHON_BOOT ?= python3
+VENV ?= .venv
+PYTHON ?= $(VENV)/bin/python
+PIP ?= $(VENV)/bin/pip
+PYTEST_ARGS ?=
+
+.PHONY: install test lint bench e2e run simulate clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON_BOOT) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet -e '.[dev]'
+	$(PIP) install --quiet -e examples/plugin
+	touch $@
+
+install: $(VENV)/.installed
+
+-include mk/helm.mk
+
+test: install $(HELM)
+	HELM=$(abspath $(HELM)) $(VENV)/bin/pytest -q $(PYTEST_ARGS)
+
+lint: install
+	$(VENV)/bin/ruff check operator tests examples
+	$(VENV)/bin/ruff format --check operator tests examples
+	$(VENV)/bin/mypy
+
+bench: install
+	$(PYTHON) -m bench
+
+e2e: install
+	$(VENV)/bin/pytest -q -m e2e -rs tests/e2e
+
+simulate: install
+	$(VENV)/bin/multisched simulate examples/cluster/seeds-walkthrough.yaml
+
+# Run the operator locally against the current kubeconfig context (kind, for example).
+run: install
+	kubectl apply -f crds/
+	kubectl apply -f examples/profiles/my-scheduler.yaml
+	$(VENV)/bin/kopf run --all-namespaces --standalone -m multisched.operator
+
+clean:
+	rm -rf $(VENV) .cache .mypy_cache .pytest_cache .ruff_cache

@@ -1,0 +1,51 @@
+{{/* Chart name, truncated to the 63 characters a label value allows. */}}
+{{- define "multisched.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Full name: release-qualified unless the release name already contains the chart name. */}}
+{{- define "multisched.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "multisched.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "multisched.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "multisched.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "multisched.labels" -}}
+helm.sh/chart: {{ include "multisched.chart" . }}
+{{ include "multisched.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{- define "multisched.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "multisched.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "multisched.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+
+{{/* Several replicas need leader election so that only one binds pods. */}}
+{{- define "multisched.leaderElect" -}}
+{{- if gt (int .Values.replicas) 1 }}true{{ end }}
+{{- end }}

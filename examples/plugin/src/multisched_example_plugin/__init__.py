@@ -1,0 +1,1 @@
+"""An example multisched plugin package."""

@@ -1,0 +1,3 @@
+from multisched.cli import main
+
+raise SystemExit(main())

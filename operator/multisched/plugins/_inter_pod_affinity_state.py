@@ -1,0 +1,237 @@
+"""InterPodAffinity cycle state: topology-pair counts for Filter, topology scores for Score.
+
+Counts are keyed by ``(topologyKey, value)`` as upstream ``topologyToMatchedTermCount``;
+zero entries are dropped so an empty dict means "nothing matched anywhere", which the
+self-affinity special case relies on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from multisched.cache import AffinityTerm, NodeInfo, PodInfo, WeightedAffinityTerm
+
+#: Namespace name -> its labels (``Snapshot.namespace_labels``).
+NamespaceLabels = Callable[[str], Mapping[str, str]]
+TopologyCounts = dict[tuple[str, str], int]
+
+
+def incoming_term_matches(term: AffinityTerm, pod: PodInfo, ns_labels: NamespaceLabels) -> bool:
+    """Whether an existing ``pod`` is selected by a term of the pod being scheduled.
+
+    Upstream unrolls the incoming pod's namespaceSelector into the namespaces it selects
+    (an empty selector stays "all namespaces"); looking up the existing pod's namespace
+    labels here selects the same pods.
+    """
+    if pod.namespace in term.namespaces:
+        return term.selector.matches(pod.labels)
+    selector = term.namespace_selector
+    if selector is None:
+        return False
+    if selector.is_empty() or selector.matches(ns_labels(pod.namespace)):
+        return term.selector.matches(pod.labels)
+    return False
+
+
+def matches_all(terms: Sequence[AffinityTerm], pod: PodInfo, ns_labels: NamespaceLabels) -> bool:
+    """Upstream ``podMatchesAllAffinityTerms``: false for no terms."""
+    if not terms:
+        return False
+    return all(incoming_term_matches(t, pod, ns_labels) for t in terms)
+
+
+def add_count(counts: TopologyCounts, labels: Mapping[str, str], key: str, delta: int) -> None:
+    value = labels.get(key)
+    if value is None:
+        return
+    pair = (key, value)
+    total = counts.get(pair, 0) + delta
+    if total:
+        counts[pair] = total
+    else:
+        counts.pop(pair, None)
+
+
+class PreFilterState:
+    """Upstream ``preFilterState``; ``clone`` copies the counts (preemption edits them)."""
+
+    __slots__ = (
+        "affinity_counts",
+        "affinity_terms",
+        "anti_affinity_counts",
+        "anti_affinity_terms",
+        "existing_anti_affinity_counts",
+        "matches_own_affinity",
+        "namespace_labels",
+        "ns_labels",
+        "pod",
+    )
+
+    def __init__(self, pod: PodInfo, ns_labels: NamespaceLabels) -> None:
+        self.pod = pod
+        self.ns_labels = ns_labels
+        #: Labels of the incoming pod's namespace, for existing pods' terms.
+        self.namespace_labels: Mapping[str, str] = ns_labels(pod.namespace)
+        self.affinity_terms = pod.affinity_terms
+        self.anti_affinity_terms = pod.anti_affinity_terms
+        #: The pod matches all its own required affinity terms (self-affinity special case).
+        self.matches_own_affinity = matches_all(pod.affinity_terms, pod, ns_labels)
+        #: Pairs where existing pods' required anti-affinity terms select the incoming pod.
+        self.existing_anti_affinity_counts: TopologyCounts = {}
+        #: Pairs with existing pods matching all the incoming pod's affinity terms.
+        self.affinity_counts: TopologyCounts = {}
+        #: Pairs with existing pods matching one of the incoming pod's anti-affinity terms.
+        self.anti_affinity_counts: TopologyCounts = {}
+
+    def clone(self) -> PreFilterState:
+        twin = PreFilterState.__new__(PreFilterState)
+        twin.pod = self.pod
+        twin.ns_labels = self.ns_labels
+        twin.namespace_labels = self.namespace_labels
+        twin.affinity_terms = self.affinity_terms
+        twin.anti_affinity_terms = self.anti_affinity_terms
+        twin.matches_own_affinity = self.matches_own_affinity
+        twin.existing_anti_affinity_counts = dict(self.existing_anti_affinity_counts)
+        twin.affinity_counts = dict(self.affinity_counts)
+        twin.anti_affinity_counts = dict(self.anti_affinity_counts)
+        return twin
+
+    def count_existing_anti_affinity(self, nodes: Sequence[NodeInfo]) -> None:
+        """Existing pods' required anti-affinity terms that select the incoming pod."""
+        pod, ns = self.pod, self.namespace_labels
+        counts = self.existing_anti_affinity_counts
+        for node in nodes:
+            labels = node.labels
+            for existing in node.pods_with_required_anti_affinity:
+                for term in existing.anti_affinity_terms:
+                    if term.matches(pod, ns):
+                        add_count(counts, labels, term.topology_key, 1)
+
+    def count_incoming(self, nodes: Sequence[NodeInfo]) -> None:
+        """Existing pods selected by the incoming pod's required (anti-)affinity terms."""
+        if not self.affinity_terms and not self.anti_affinity_terms:
+            return
+        for node in nodes:
+            for existing in node.pods:
+                self._update_incoming(existing, node.labels, 1)
+
+    def _update_incoming(self, existing: PodInfo, labels: Mapping[str, str], delta: int) -> None:
+        ns_labels = self.ns_labels
+        if self.affinity_terms and matches_all(self.affinity_terms, existing, ns_labels):
+            for term in self.affinity_terms:
+                add_count(self.affinity_counts, labels, term.topology_key, delta)
+        for term in self.anti_affinity_terms:
+            if incoming_term_matches(term, existing, ns_labels):
+                add_count(self.anti_affinity_counts, labels, term.topology_key, delta)
+
+    def update_with_pod(self, existing: PodInfo, node: NodeInfo, delta: int) -> None:
+        """Upstream ``updateWithPod``: ``existing`` joins (+1) or leaves (-1) ``node``."""
+        labels = node.labels
+        pod, ns = self.pod, self.namespace_labels
+        for term in existing.anti_affinity_terms:
+            if term.matches(pod, ns):
+                add_count(self.existing_anti_affinity_counts, labels, term.topology_key, delta)
+        self._update_incoming(existing, labels, delta)
+
+    def satisfies_affinity(self, labels: Mapping[str, str]) -> bool:
+        pods_exist = True
+        counts = self.affinity_counts
+        for term in self.affinity_terms:
+            value = labels.get(term.topology_key)
+            if value is None:
+                # All topology labels must exist on the node, even for self-affinity.
+                return False
+            if counts.get((term.topology_key, value), 0) <= 0:
+                pods_exist = False
+        if pods_exist:
+            return True
+        # The first pod of a group with affinity to itself may go anywhere the topology
+        # exists, as long as no other pod matches yet.
+        return not counts and self.matches_own_affinity
+
+    def satisfies_anti_affinity(self, labels: Mapping[str, str]) -> bool:
+        counts = self.anti_affinity_counts
+        if not counts:
+            return True
+        for term in self.anti_affinity_terms:
+            value = labels.get(term.topology_key)
+            if value is not None and counts.get((term.topology_key, value), 0) > 0:
+                return False
+        return True
+
+    def satisfies_existing_anti_affinity(self, labels: Mapping[str, str]) -> bool:
+        for (key, value), count in self.existing_anti_affinity_counts.items():
+            if count > 0 and labels.get(key) == value:
+                return False
+        return True
+
+
+ScoreMap = dict[str, dict[str, int]]
+
+
+def _add_score(scores: ScoreMap, labels: Mapping[str, str], key: str, delta: int) -> None:
+    value = labels.get(key)
+    if value is None:
+        return
+    by_value = scores.get(key)
+    if by_value is None:
+        by_value = scores[key] = {}
+    by_value[value] = by_value.get(value, 0) + delta
+
+
+class PreScoreState:
+    """Upstream ``preScoreState``: topologyKey -> value -> summed weights."""
+
+    __slots__ = ("topology_score",)
+
+    def __init__(self) -> None:
+        self.topology_score: ScoreMap = {}
+
+    def clone(self) -> PreScoreState:
+        # Scoring state is never edited after PreScore (upstream returns itself too).
+        return self
+
+
+class ScoreCounter:
+    """Accumulates one cycle's topology scores (upstream ``processExistingPod``)."""
+
+    __slots__ = (
+        "hard_weight",
+        "ns_labels",
+        "pod",
+        "pod_ns_labels",
+        "preferred",
+        "preferred_anti",
+        "scores",
+    )
+
+    def __init__(self, pod: PodInfo, ns_labels: NamespaceLabels, hard_weight: int) -> None:
+        self.pod = pod
+        self.ns_labels = ns_labels
+        self.pod_ns_labels = ns_labels(pod.namespace)
+        self.hard_weight = hard_weight
+        self.preferred: tuple[WeightedAffinityTerm, ...] = pod.preferred_affinity_terms
+        self.preferred_anti: tuple[WeightedAffinityTerm, ...] = pod.preferred_anti_affinity_terms
+        self.scores: ScoreMap = {}
+
+    def process(self, existing: PodInfo, labels: Mapping[str, str]) -> None:
+        scores, ns_labels = self.scores, self.ns_labels
+        # The incoming pod's preferred terms select existing pods.
+        for w in self.preferred:
+            if incoming_term_matches(w.term, existing, ns_labels):
+                _add_score(scores, labels, w.term.topology_key, w.weight)
+        for w in self.preferred_anti:
+            if incoming_term_matches(w.term, existing, ns_labels):
+                _add_score(scores, labels, w.term.topology_key, -w.weight)
+        # Existing pods' terms select the incoming pod (symmetry).
+        pod, pod_ns = self.pod, self.pod_ns_labels
+        if self.hard_weight > 0:
+            for term in existing.affinity_terms:
+                if term.matches(pod, pod_ns):
+                    _add_score(scores, labels, term.topology_key, self.hard_weight)
+        for w in existing.preferred_affinity_terms:
+            if w.term.matches(pod, pod_ns):
+                _add_score(scores, labels, w.term.topology_key, w.weight)
+        for w in existing.preferred_anti_affinity_terms:
+            if w.term.matches(pod, pod_ns):
+                _add_score(scores, labels, w.term.topology_key, -w.weight)

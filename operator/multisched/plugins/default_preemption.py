@@ -1,0 +1,341 @@
+"""DefaultPreemption: when no node fits, evict lower-priority pods to make one fit.
+
+Follows upstream ``defaultpreemption`` and ``framework/preemption``: nodes that failed
+Filter with plain Unschedulable are dry-run (all lower-priority pods removed, then as many
+as possible reprieved) from a random offset until enough candidates are found; the least
+harmful candidate's victims are deleted and the pod is nominated to that node.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, field_validator, model_validator
+from pydantic.alias_generators import to_camel
+
+from multisched.cache import NodeInfo, PodInfo
+from multisched.framework import (
+    Code,
+    CycleState,
+    Diagnosis,
+    FitError,
+    Handle,
+    NodeToStatus,
+    PostFilterResult,
+    Status,
+)
+
+from ._preemption_victims import (
+    Candidate,
+    Pdb,
+    importance_key,
+    pick_one_node,
+    split_by_pdb_violation,
+)
+
+NAME = "DefaultPreemption"
+logger = logging.getLogger(__name__)
+
+MSG_NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
+MSG_NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
+MSG_NOT_HELPFUL = "Preemption is not helpful for scheduling"
+MSG_NO_VICTIMS = "No preemption victims found for incoming pod"
+MSG_NO_NODES = "no nodes available"
+PREEMPT_NEVER = "Never"
+
+
+class DefaultPreemptionArgs(BaseModel):
+    """Upstream ``DefaultPreemptionArgs`` (kubescheduler.config.k8s.io/v1 defaults)."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", strict=True
+    )
+
+    min_candidate_nodes_percentage: int = 10
+    min_candidate_nodes_absolute: int = 100
+
+    @field_validator("min_candidate_nodes_percentage")
+    @classmethod
+    def _percentage(cls, value: int) -> int:
+        if not 0 <= value <= 100:
+            raise ValueError(f"Invalid value: {value}: not in valid range [0, 100]")
+        return value
+
+    @field_validator("min_candidate_nodes_absolute")
+    @classmethod
+    def _absolute(cls, value: int) -> int:
+        if value < 0:
+            raise ValueError(f"Invalid value: {value}: not in valid range [0, inf)")
+        return value
+
+    @model_validator(mode="after")
+    def _not_both_zero(self) -> DefaultPreemptionArgs:
+        if self.min_candidate_nodes_percentage == 0 and self.min_candidate_nodes_absolute == 0:
+            raise ValueError(
+                "minCandidateNodesPercentage: Invalid value: 0: cannot be zero at the same "
+                "time as minCandidateNodesAbsolute"
+            )
+        return self
+
+
+class DefaultPreemption:
+    name = NAME
+    args_model: ClassVar[type[BaseModel] | None] = DefaultPreemptionArgs
+
+    def __init__(self, args: DefaultPreemptionArgs | None, handle: Handle) -> None:
+        args = args or DefaultPreemptionArgs()
+        self.min_candidate_nodes_percentage = args.min_candidate_nodes_percentage
+        self.min_candidate_nodes_absolute = args.min_candidate_nodes_absolute
+        self._handle = handle
+        self._own_rng = random.Random()
+
+    @property
+    def rng(self) -> random.Random:
+        """The framework's random source when it has one (tests seed it)."""
+        rng = getattr(self._handle, "rng", None)
+        return rng if isinstance(rng, random.Random) else self._own_rng
+
+    async def post_filter(
+        self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        result, status = await self.preempt(state, pod, statuses)
+        if status is not None and status.message():
+            return result, Status(status.code, "preemption: " + status.message())
+        return result, status
+
+    async def preempt(
+        self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        """Upstream ``Evaluator.Preempt`` (without extenders)."""
+        eligible, msg = self.pod_eligible_to_preempt_others(pod, statuses)
+        if not eligible:
+            return None, Status.unschedulable(msg)
+        all_nodes = self._handle.snapshot.node_info_list
+        if not all_nodes:
+            return None, Status.error(MSG_NO_NODES)
+        potential = [
+            n
+            for n in all_nodes
+            if (s := statuses.get(n.name)) is not None and s.code == Code.UNSCHEDULABLE
+        ]
+        if not potential:
+            await self._clear_nominated_node(pod)
+            return PostFilterResult(""), Status.unschedulable(self._fit_message(pod, {}))
+        now = time.time()
+        offset, num_candidates = self.get_offset_and_num_candidates(len(potential))
+        pdbs = Pdb.parse_all(self._handle.snapshot.pdbs)
+        candidates, node_statuses, errors = self.dry_run_preemption(
+            state, pod, potential, pdbs, offset=offset, num_candidates=num_candidates, now=now
+        )
+        if not candidates:
+            if errors:
+                return None, Status.error(_aggregate(errors))
+            return PostFilterResult(""), Status.unschedulable(self._fit_message(pod, node_statuses))
+        best = candidates[0] if len(candidates) == 1 else pick_one_node(candidates, now)
+        if best is None or not best.name:
+            return None, Status.unschedulable("no candidate node for preemption")
+        status = await self.prepare_candidate(best, pod)
+        if status is not None:
+            return None, status
+        return PostFilterResult(best.name), None
+
+    def pod_eligible_to_preempt_others(
+        self, pod: PodInfo, statuses: NodeToStatus
+    ) -> tuple[bool, str]:
+        """Upstream ``PodEligibleToPreemptOthers``.
+
+        A pod whose earlier preemption is still evicting victims on its nominated node
+        waits for them rather than preempting more.
+        """
+        if pod.preemption_policy == PREEMPT_NEVER:
+            return False, MSG_NOT_ELIGIBLE_NEVER
+        nominated = pod.nominated_node_name or _nominated_node(self._handle, pod)
+        if not nominated:
+            return True, ""
+        status = statuses.get(nominated)
+        # A node absent from the map counts as UnschedulableAndUnresolvable upstream.
+        if status is None or status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+            return True, ""
+        node = self._handle.snapshot.get(nominated)
+        if node is not None:
+            for p in node.pods:
+                if p.priority < pod.priority and _terminating_by_preemption(p):
+                    return False, MSG_NOT_ELIGIBLE_TERMINATING
+        return True, ""
+
+    def calculate_num_candidates(self, num_nodes: int) -> int:
+        n = num_nodes * self.min_candidate_nodes_percentage // 100
+        n = max(n, self.min_candidate_nodes_absolute)
+        return min(n, num_nodes)
+
+    def get_offset_and_num_candidates(self, num_nodes: int) -> tuple[int, int]:
+        return self.rng.randrange(num_nodes), self.calculate_num_candidates(num_nodes)
+
+    def dry_run_preemption(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        potential: list[NodeInfo],
+        pdbs: list[Pdb],
+        *,
+        offset: int,
+        num_candidates: int,
+        now: float,
+    ) -> tuple[list[Candidate], dict[str, Status], list[str]]:
+        """Candidates (non-PDB-violating first), failed nodes' statuses, and errors.
+
+        Stops once it has ``num_candidates`` including at least one that violates no PDB.
+        """
+        non_violating: list[Candidate] = []
+        violating: list[Candidate] = []
+        node_statuses: dict[str, Status] = {}
+        errors: list[str] = []
+        n = len(potential)
+        for i in range(n):
+            node = potential[(offset + i) % n].clone()
+            victims, num_violations, status = self.select_victims_on_node(
+                state.clone(), pod, node, pdbs, now
+            )
+            if status is None and victims:
+                bucket = violating if num_violations else non_violating
+                if len(bucket) < num_candidates:
+                    bucket.append(Candidate(node.name, victims, num_violations))
+                if non_violating and len(non_violating) + len(violating) >= num_candidates:
+                    break
+                continue
+            if status is None:
+                status = Status.error(f'expected at least one victim pod on node "{node.name}"')
+            if status.code == Code.ERROR:
+                errors.append(status.message())
+            node_statuses[node.name] = status
+        return non_violating + violating, node_statuses, errors
+
+    def select_victims_on_node(
+        self, state: CycleState, pod: PodInfo, node: NodeInfo, pdbs: list[Pdb], now: float
+    ) -> tuple[list[PodInfo], int, Status | None]:
+        """Upstream ``SelectVictimsOnNode``; ``state`` and ``node`` are copies it may change."""
+        handle = self._handle
+        potential: list[PodInfo] = []
+        for p in list(node.pods):
+            if p.priority < pod.priority:
+                potential.append(p)
+                if (st := self._remove(state, pod, p, node)) is not None:
+                    return [], 0, st
+        if not potential:
+            return [], 0, Status.unresolvable(MSG_NO_VICTIMS)
+        # Without every lower-priority pod the pod still does not fit: nothing to gain here.
+        status = handle.run_filter_plugins_with_nominated_pods(state, pod, node)
+        if status is not None and not status.is_success():
+            return [], 0, status
+        key = importance_key(now)
+        potential.sort(key=key)
+        violating, non_violating = split_by_pdb_violation(potential, pdbs)
+        victims: list[PodInfo] = []
+        num_violating = 0
+        # Reprieve as many as fit, PDB-protected pods first, most important first.
+        for group, is_violating in ((violating, True), (non_violating, False)):
+            for p in group:
+                node.add_pod(p)
+                st = handle.run_pre_filter_extension_add_pod(state, pod, p, node)
+                if st is not None and not st.is_success():
+                    return [], 0, _as_error(st)
+                fits = handle.run_filter_plugins_with_nominated_pods(state, pod, node)
+                if fits is None or fits.is_success():
+                    continue
+                if (st := self._remove(state, pod, p, node)) is not None:
+                    return [], 0, st
+                victims.append(p)
+                if is_violating:
+                    num_violating += 1
+        if violating and non_violating:
+            victims.sort(key=key)
+        return victims, num_violating, None
+
+    def _remove(
+        self, state: CycleState, pod: PodInfo, victim: PodInfo, node: NodeInfo
+    ) -> Status | None:
+        node.remove_pod(victim)
+        st = self._handle.run_pre_filter_extension_remove_pod(state, pod, victim, node)
+        if st is not None and not st.is_success():
+            return _as_error(st)
+        return None
+
+    async def prepare_candidate(self, c: Candidate, pod: PodInfo) -> Status | None:
+        """Evict the victims (or reject them at Permit) and drop lower nominations there."""
+        handle = self._handle
+        client = handle.client
+        for victim in c.victims:
+            waiting = handle.get_waiting_pod(victim.uid)
+            if waiting is not None:
+                waiting.reject(NAME, "preempted")
+                continue
+            if client is None:
+                continue
+            try:
+                await client.delete_pod(victim, f"Preempted by pod {pod.uid} on node {c.name}")
+            except Exception as exc:
+                logger.warning("preempting %s for %s failed: %s", victim.key, pod.key, exc)
+                return Status.error(str(exc))
+        # Lower-priority pods nominated here may no longer fit; let them look elsewhere.
+        for p in list(handle.nominator.nominated_pods_for_node(c.name)):
+            if p.priority < pod.priority:
+                handle.nominator.delete_nominated_pod(p)
+                await self._set_nominated_node(p, "")
+        return None
+
+    async def _clear_nominated_node(self, pod: PodInfo) -> None:
+        if pod.nominated_node_name:
+            await self._set_nominated_node(pod, "")
+
+    async def _set_nominated_node(self, pod: PodInfo, node_name: str) -> None:
+        client = self._handle.client
+        if client is None:
+            return
+        try:
+            await client.set_nominated_node(pod, node_name)
+        except Exception as exc:  # not critical, as upstream
+            logger.warning("could not clear nominatedNodeName of %s: %s", pod.key, exc)
+
+    def _fit_message(self, pod: PodInfo, node_statuses: dict[str, Status]) -> str:
+        """Upstream FitError text; nodes not dry-run count as "not helpful"."""
+        all_nodes = self._handle.snapshot.node_info_list
+        diagnosis = Diagnosis()
+        not_helpful = Status.unresolvable(MSG_NOT_HELPFUL)
+        for node in all_nodes:
+            diagnosis.node_to_status[node.name] = node_statuses.get(node.name, not_helpful)
+        return FitError(pod.key, len(all_nodes), diagnosis).message()
+
+
+def _nominated_node(handle: Handle, pod: PodInfo) -> str:
+    """The nominator's record (set by this scheduler before the API echoes it back)."""
+    lookup: Any = getattr(handle.nominator, "nominated_node", None)
+    if lookup is None:
+        return ""
+    return str(lookup(pod.uid) or "")
+
+
+def _terminating_by_preemption(pod: PodInfo) -> bool:
+    """Deleted, with the DisruptionTarget condition the scheduler sets when preempting."""
+    if not pod.terminating:
+        return False
+    for cond in (pod.raw.get("status") or {}).get("conditions") or ():
+        if cond.get("type") == "DisruptionTarget":
+            return bool(
+                cond.get("status") == "True" and cond.get("reason") == "PreemptionByScheduler"
+            )
+    return False
+
+
+def _as_error(status: Status) -> Status:
+    return status if status.code == Code.ERROR else Status.error(status.message())
+
+
+def _aggregate(errors: list[str]) -> str:
+    """``utilerrors.NewAggregate(...).Error()``."""
+    return errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
+
+
+PLUGIN = DefaultPreemption

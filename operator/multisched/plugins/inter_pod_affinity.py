@@ -1,0 +1,184 @@
+"""InterPodAffinity: required pod (anti-)affinity as a filter, preferred terms as a score.
+
+Follows upstream ``interpodaffinity`` (filtering.go, scoring.go). PreFilter counts, per
+topology pair, the existing pods relevant to the incoming pod so Filter is a few dict
+look-ups per node; PreScore does the same with weights for Score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic.alias_generators import to_camel
+
+from multisched.cache import NodeInfo, PodInfo
+from multisched.framework import (
+    MAX_NODE_SCORE,
+    CycleState,
+    Handle,
+    PluginError,
+    PreFilterResult,
+    Status,
+)
+
+from ._inter_pod_affinity_state import PreFilterState, PreScoreState, ScoreCounter
+
+NAME = "InterPodAffinity"
+PRE_FILTER_STATE_KEY = "PreFilter" + NAME
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+
+ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH = (
+    "node(s) didn't satisfy existing pods anti-affinity rules"
+)
+ERR_REASON_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod affinity rules"
+ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod anti-affinity rules"
+
+MIN_HARD_POD_AFFINITY_WEIGHT = 0
+MAX_HARD_POD_AFFINITY_WEIGHT = 100
+
+
+class InterPodAffinityArgs(BaseModel):
+    """Upstream ``InterPodAffinityArgs`` (kubescheduler.config.k8s.io/v1 defaults)."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="forbid",
+        strict=True,
+    )
+
+    hard_pod_affinity_weight: int = 1
+    ignore_preferred_terms_of_existing_pods: bool = False
+
+    @field_validator("hard_pod_affinity_weight")
+    @classmethod
+    def _weight(cls, value: int) -> int:
+        if not MIN_HARD_POD_AFFINITY_WEIGHT <= value <= MAX_HARD_POD_AFFINITY_WEIGHT:
+            raise ValueError(
+                f"Invalid value: {value}: not in valid range "
+                f"[{MIN_HARD_POD_AFFINITY_WEIGHT}, {MAX_HARD_POD_AFFINITY_WEIGHT}]"
+            )
+        return value
+
+
+class InterPodAffinity:
+    name = NAME
+    args_model: ClassVar[type[BaseModel] | None] = InterPodAffinityArgs
+
+    def __init__(self, args: InterPodAffinityArgs | None, handle: Handle) -> None:
+        args = args or InterPodAffinityArgs()
+        self.hard_pod_affinity_weight = args.hard_pod_affinity_weight
+        self.ignore_preferred_terms_of_existing_pods = args.ignore_preferred_terms_of_existing_pods
+        self._handle = handle
+
+    # -- PreFilter / Filter ----------------------------------------------------------------
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        snapshot = self._handle.snapshot
+        anti_nodes = snapshot.have_pods_with_required_anti_affinity_list()
+        has_terms = bool(pod.affinity_terms or pod.anti_affinity_terms)
+        if not has_terms and not anti_nodes:
+            return None, Status.skip()
+        s = PreFilterState(pod, snapshot.namespace_labels)
+        s.count_existing_anti_affinity(anti_nodes)
+        s.count_incoming(snapshot.node_info_list)
+        if not has_terms and not s.existing_anti_affinity_counts:
+            return None, Status.skip()
+        state.write(PRE_FILTER_STATE_KEY, s)
+        return None, None
+
+    def pre_filter_extensions(self) -> InterPodAffinity:
+        return self
+
+    def add_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node: NodeInfo
+    ) -> Status | None:
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if s is None:
+            return Status.error(f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState')
+        s.update_with_pod(pod_to_add, node, 1)
+        return None
+
+    def remove_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node: NodeInfo
+    ) -> Status | None:
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if s is None:
+            return Status.error(f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState')
+        s.update_with_pod(pod_to_remove, node, -1)
+        return None
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        s: PreFilterState | None = state.get(PRE_FILTER_STATE_KEY)
+        if s is None:
+            return Status.error(f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState')
+        labels = node.labels
+        if s.affinity_terms and not s.satisfies_affinity(labels):
+            # Removing pods never creates a matching pod, so preemption cannot help.
+            return Status.unresolvable(ERR_REASON_AFFINITY_RULES_NOT_MATCH)
+        if not s.satisfies_anti_affinity(labels):
+            return Status.unschedulable(ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH)
+        if not s.satisfies_existing_anti_affinity(labels):
+            return Status.unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
+        return None
+
+    # -- PreScore / Score ------------------------------------------------------------------
+
+    def pre_score(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> Status | None:
+        has_constraints = bool(pod.preferred_affinity_terms or pod.preferred_anti_affinity_terms)
+        if self.ignore_preferred_terms_of_existing_pods and not has_constraints:
+            return Status.skip()
+        snapshot = self._handle.snapshot
+        # Without preferred terms of its own, only pods with affinity can score the pod.
+        all_nodes = (
+            snapshot.node_info_list if has_constraints else snapshot.have_pods_with_affinity_list()
+        )
+        counter = ScoreCounter(pod, snapshot.namespace_labels, self.hard_pod_affinity_weight)
+        process = counter.process
+        for node in all_nodes:
+            labels = node.labels
+            if not labels:
+                continue
+            for existing in node.pods if has_constraints else node.pods_with_affinity:
+                process(existing, labels)
+        if not counter.scores:
+            return Status.skip()
+        s = PreScoreState()
+        s.topology_score = counter.scores
+        state.write(PRE_SCORE_STATE_KEY, s)
+        return None
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
+        s: PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)
+        if s is None:
+            raise PluginError(f'failed to read "{PRE_SCORE_STATE_KEY}" from cycleState')
+        labels = node.labels
+        total = 0
+        for key, by_value in s.topology_score.items():
+            value = labels.get(key)
+            if value is not None:
+                total += by_value.get(value, 0)
+        return total
+
+    def normalize_score(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], scores: list[int]
+    ) -> Status | None:
+        s: PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)
+        if s is None:
+            return Status.error(f'failed to read "{PRE_SCORE_STATE_KEY}" from cycleState')
+        if not s.topology_score or not scores:
+            return None
+        low, high = min(scores), max(scores)
+        spread = high - low
+        for i, score in enumerate(scores):
+            scores[i] = int(MAX_NODE_SCORE * ((score - low) / spread)) if spread > 0 else 0
+        return None
+
+
+PLUGIN = InterPodAffinity

@@ -1,0 +1,313 @@
+"""The scheduling queue: activeQ, backoffQ and the unschedulable pool (upstream semantics).
+
+- activeQ is ordered by the queueSort plugin (all profiles share one, as upstream requires).
+- A pod that failed waits in the unschedulable pool until a cluster event may help it
+  (``move_all_to_active_or_backoff``), or 5 minutes pass; it then goes to backoffQ if
+  its backoff (initial * 2^(attempts-1), capped) has not expired, else to activeQ.
+- PreEnqueue rejections (scheduling gates) park the pod in the pool, marked gated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import time
+from collections.abc import Callable, Iterator
+
+from multisched.cache import PodInfo
+
+from .queued_pod import QueuedPodInfo
+
+Less = Callable[[QueuedPodInfo, QueuedPodInfo], bool]
+#: Returns None when the pod may enter activeQ, else a message why it is gated.
+PreEnqueue = Callable[[PodInfo], "str | None"]
+
+UNSCHEDULABLE_MAX_STAY_SECONDS = 300.0
+
+
+class _Ordered:
+    """Heap entry ordering by the profile's queue-sort ``less``."""
+
+    __slots__ = ("less", "qpi")
+
+    def __init__(self, qpi: QueuedPodInfo, less: Less) -> None:
+        self.qpi = qpi
+        self.less = less
+
+    def __lt__(self, other: _Ordered) -> bool:
+        return self.less(self.qpi, other.qpi)
+
+
+class PodNominator:
+    """Nominated pods by node (``framework.PodNominator``)."""
+
+    def __init__(self) -> None:
+        self._by_node: dict[str, dict[str, PodInfo]] = {}
+        self._node_of: dict[str, str] = {}
+
+    def add_nominated_pod(self, pod: PodInfo, node_name: str) -> None:
+        self.delete_nominated_pod(pod)
+        if node_name:
+            self._by_node.setdefault(node_name, {})[pod.uid] = pod
+            self._node_of[pod.uid] = node_name
+
+    def delete_nominated_pod(self, pod: PodInfo) -> None:
+        node = self._node_of.pop(pod.uid, None)
+        if node is not None:
+            pods = self._by_node[node]
+            pods.pop(pod.uid, None)
+            if not pods:
+                del self._by_node[node]
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        pods = self._by_node.get(node_name)
+        return list(pods.values()) if pods else []
+
+    def nominated_node(self, uid: str) -> str | None:
+        return self._node_of.get(uid)
+
+    def __bool__(self) -> bool:
+        return bool(self._by_node)
+
+
+class SchedulingQueue:
+    def __init__(
+        self,
+        less: Less,
+        pre_enqueue: PreEnqueue | None = None,
+        initial_backoff: float = 1.0,
+        max_backoff: float = 10.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.less = less
+        self.pre_enqueue = pre_enqueue
+        self.initial_backoff = initial_backoff
+        self.max_backoff = max_backoff
+        self.clock = clock
+        self.nominator = PodNominator()
+        self._active: list[_Ordered] = []
+        self._backoff: list[tuple[float, int, QueuedPodInfo]] = []
+        self._unschedulable: dict[str, QueuedPodInfo] = {}
+        #: Where each known pod is: "active", "backoff", "unschedulable" or "in-flight".
+        self._where: dict[str, str] = {}
+        self._infos: dict[str, QueuedPodInfo] = {}
+        self._seq = itertools.count()
+        self._moved_since_pop: set[str] = set()
+        self._wakeup = asyncio.Event() if _has_loop() else None
+        self.closed = False
+
+    # -- adding ---------------------------------------------------------------------------
+
+    def add(self, pod: PodInfo) -> None:
+        """A new pending pod (or one whose spec changed) for this scheduler."""
+        uid = pod.uid
+        if uid in self._where:
+            self.update(pod)
+            return
+        qpi = QueuedPodInfo(pod, self.clock())
+        self._infos[uid] = qpi
+        self._to_active_or_gated(qpi)
+
+    def _to_active_or_gated(self, qpi: QueuedPodInfo) -> None:
+        gate = self.pre_enqueue(qpi.pod) if self.pre_enqueue is not None else None
+        uid = qpi.pod.uid
+        if gate is not None:
+            qpi.gated = True
+            qpi.unschedulable_plugins = {gate}
+            self._unschedulable[uid] = qpi
+            self._where[uid] = "unschedulable"
+            return
+        qpi.gated = False
+        qpi.timestamp = self.clock()
+        heapq.heappush(self._active, _Ordered(qpi, self.less))
+        self._where[uid] = "active"
+        self._wake()
+
+    def update(self, pod: PodInfo) -> None:
+        uid = pod.uid
+        qpi = self._infos.get(uid)
+        if qpi is None:
+            self.add(pod)
+            return
+        qpi.pod = pod
+        where = self._where.get(uid)
+        if where == "unschedulable":
+            # The pod itself changed: it may fit now (upstream isPodUpdated).
+            del self._unschedulable[uid]
+            if qpi.gated or not self._backing_off(qpi):
+                self._to_active_or_gated(qpi)
+            else:
+                self._push_backoff(qpi)
+        elif where == "active":
+            heapq.heapify(self._active)
+
+    def delete(self, uid: str) -> None:
+        """The pod is gone, bound, or no longer ours; forget it everywhere."""
+        where = self._where.pop(uid, None)
+        qpi = self._infos.pop(uid, None)
+        if qpi is not None:
+            self.nominator.delete_nominated_pod(qpi.pod)
+        if where == "active":
+            self._active = [e for e in self._active if e.qpi.pod.uid != uid]
+            heapq.heapify(self._active)
+        elif where == "backoff":
+            self._backoff = [e for e in self._backoff if e[2].pod.uid != uid]
+            heapq.heapify(self._backoff)
+        elif where == "unschedulable":
+            self._unschedulable.pop(uid, None)
+
+    def __contains__(self, uid: str) -> bool:
+        return uid in self._where
+
+    # -- popping --------------------------------------------------------------------------
+
+    def pop_nowait(self) -> QueuedPodInfo | None:
+        self.flush_backoff_completed()
+        while self._active:
+            qpi = heapq.heappop(self._active).qpi
+            uid = qpi.pod.uid
+            if self._where.get(uid) != "active":
+                continue
+            self._where[uid] = "in-flight"
+            self._moved_since_pop.discard(uid)
+            qpi.attempts += 1
+            if qpi.initial_attempt_timestamp is None:
+                qpi.initial_attempt_timestamp = self.clock()
+            return qpi
+        return None
+
+    async def pop(self) -> QueuedPodInfo:
+        """Wait for the next pod; flushes backoffQ as pods' backoff expires."""
+        while True:
+            qpi = self.pop_nowait()
+            if qpi is not None:
+                return qpi
+            if self._wakeup is None:
+                self._wakeup = asyncio.Event()
+            self._wakeup.clear()
+            timeout = self._next_backoff_expiry()
+            try:
+                await asyncio.wait_for(self._wakeup.wait(), timeout)
+            except TimeoutError:
+                pass
+
+    def _wake(self) -> None:
+        if self._wakeup is not None:
+            self._wakeup.set()
+
+    def _next_backoff_expiry(self) -> float | None:
+        if not self._backoff:
+            return None
+        return max(0.0, self._backoff[0][0] - self.clock()) + 0.001
+
+    # -- after a cycle --------------------------------------------------------------------
+
+    def done(self, uid: str) -> None:
+        """The pod was bound (or assumed and handed to binding): it leaves the queue."""
+        self._where.pop(uid, None)
+        self._infos.pop(uid, None)
+        self._moved_since_pop.discard(uid)
+
+    def add_unschedulable(self, qpi: QueuedPodInfo, plugins: set[str], error: bool = False) -> None:
+        """Requeue after a failed attempt.
+
+        Errors go straight to backoffQ. An unschedulable pod goes to the pool, unless a
+        move request came while it was in flight (the event it waits for may already have
+        happened), in which case it goes to backoffQ - as upstream's moveRequestCycle.
+        """
+        uid = qpi.pod.uid
+        if self._where.get(uid) != "in-flight":
+            return  # deleted while in flight
+        qpi.unschedulable_plugins = set(plugins)
+        qpi.timestamp = self.clock()
+        if error or uid in self._moved_since_pop:
+            self._moved_since_pop.discard(uid)
+            self._push_backoff(qpi)
+        else:
+            self._unschedulable[uid] = qpi
+            self._where[uid] = "unschedulable"
+
+    def _backoff_duration(self, qpi: QueuedPodInfo) -> float:
+        duration = self.initial_backoff
+        for _ in range(1, qpi.attempts):
+            duration *= 2
+            if duration >= self.max_backoff:
+                return self.max_backoff
+        return min(duration, self.max_backoff)
+
+    def backoff_expiry(self, qpi: QueuedPodInfo) -> float:
+        return qpi.timestamp + self._backoff_duration(qpi)
+
+    def _backing_off(self, qpi: QueuedPodInfo) -> bool:
+        return qpi.attempts > 0 and self.backoff_expiry(qpi) > self.clock()
+
+    def _push_backoff(self, qpi: QueuedPodInfo) -> None:
+        heapq.heappush(self._backoff, (self.backoff_expiry(qpi), next(self._seq), qpi))
+        self._where[qpi.pod.uid] = "backoff"
+        self._wake()
+
+    def flush_backoff_completed(self) -> None:
+        now = self.clock()
+        while self._backoff and self._backoff[0][0] <= now:
+            _, _, qpi = heapq.heappop(self._backoff)
+            if self._where.get(qpi.pod.uid) == "backoff":
+                self._to_active_or_gated(qpi)
+
+    def move_all_to_active_or_backoff(self, event: str = "") -> int:
+        """A cluster event (node add/update, pod delete, profile change) may help every pod."""
+        for uid, where in self._where.items():
+            if where == "in-flight":
+                self._moved_since_pop.add(uid)
+        moved = list(self._unschedulable.values())
+        self._unschedulable.clear()
+        for qpi in moved:
+            if qpi.gated or not self._backing_off(qpi):
+                self._to_active_or_gated(qpi)
+            else:
+                self._push_backoff(qpi)
+        return len(moved)
+
+    def flush_unschedulable_left_over(self) -> int:
+        """Pods that waited in the pool longer than 5 minutes get another try."""
+        now = self.clock()
+        stale = [
+            q
+            for q in self._unschedulable.values()
+            if not q.gated and now - q.timestamp > UNSCHEDULABLE_MAX_STAY_SECONDS
+        ]
+        for qpi in stale:
+            del self._unschedulable[qpi.pod.uid]
+            if self._backing_off(qpi):
+                self._push_backoff(qpi)
+            else:
+                self._to_active_or_gated(qpi)
+        return len(stale)
+
+    # -- introspection (metrics, simulate) ------------------------------------------------
+
+    def pending_counts(self) -> dict[str, int]:
+        counts = {"active": 0, "backoff": 0, "unschedulable": 0, "gated": 0}
+        for uid, where in self._where.items():
+            if where == "unschedulable" and self._infos[uid].gated:
+                counts["gated"] += 1
+            elif where in counts:
+                counts[where] += 1
+        return counts
+
+    def unschedulable_pods(self) -> Iterator[QueuedPodInfo]:
+        return iter(list(self._unschedulable.values()))
+
+    def info(self, uid: str) -> QueuedPodInfo | None:
+        return self._infos.get(uid)
+
+    def where(self, uid: str) -> str | None:
+        return self._where.get(uid)
+
+
+def _has_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True

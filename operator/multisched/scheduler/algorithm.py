@@ -1,0 +1,227 @@
+"""Pick a node for one pod: upstream ``schedulePod`` (filter, then score, then select).
+
+Runs synchronously on the live snapshot: nothing can change the cache mid-cycle because
+the event loop does not switch tasks inside it.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+from multisched.cache import NodeInfo, PodInfo, Snapshot
+from multisched.framework import (
+    Code,
+    CycleState,
+    Diagnosis,
+    FitError,
+    Framework,
+    PluginError,
+    PluginScores,
+    Status,
+)
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+
+
+class SchedulingError(Exception):
+    """An internal error in a cycle (plugin Error status); the pod is retried with backoff."""
+
+
+class Explain:
+    """Per-node filter verdicts and per-plugin scores, only collected when asked for."""
+
+    __slots__ = ("scores", "verdicts")
+
+    def __init__(self) -> None:
+        #: Node name -> None when it passed every filter, else the failing Status.
+        self.verdicts: dict[str, Status | None] = {}
+        #: Scored node names and each plugin's raw and weighted scores in that order.
+        self.scores: tuple[list[str], list[PluginScores], list[int]] | None = None
+
+
+class ScheduleResult:
+    __slots__ = ("evaluated_nodes", "explain", "feasible_nodes", "suggested_host")
+
+    def __init__(self, host: str, evaluated: int, feasible: int, explain: Explain | None) -> None:
+        self.suggested_host = host
+        self.evaluated_nodes = evaluated
+        self.feasible_nodes = feasible
+        self.explain = explain
+
+
+def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
+    """How many feasible nodes are enough (upstream ``numFeasibleNodesToFind``)."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    if percentage == 0:
+        percentage = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    num = num_all_nodes * percentage // 100
+    return max(num, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+class Algorithm:
+    """Holds the rotating start index shared by all cycles (upstream ``nextStartNodeIndex``)."""
+
+    def __init__(self, percentage_of_nodes_to_score: int = 0, rng: random.Random | None = None):
+        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self.next_start_node_index = 0
+        self.rng = rng or random.Random()
+
+    def schedule_pod(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        snapshot: Snapshot,
+        explain: bool = False,
+    ) -> ScheduleResult:
+        """Return the chosen node, or raise FitError / SchedulingError."""
+        all_nodes = snapshot.node_info_list
+        if not all_nodes:
+            raise SchedulingError(NO_NODES_AVAILABLE)
+        record = Explain() if explain else None
+        feasible, diagnosis = self._find_nodes_that_fit(fwk, state, pod, snapshot, record)
+        if not feasible:
+            raise FitError(pod.key, len(all_nodes), diagnosis)
+        evaluated = len(feasible) + len(diagnosis.node_to_status)
+        if len(feasible) == 1:
+            return ScheduleResult(feasible[0].name, evaluated, 1, record)
+        scores = self._prioritize(fwk, state, pod, feasible, record)
+        host = self._select_host(feasible, scores)
+        return ScheduleResult(host, evaluated, len(feasible), record)
+
+    def _find_nodes_that_fit(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        snapshot: Snapshot,
+        record: Explain | None,
+    ) -> tuple[list[NodeInfo], Diagnosis]:
+        diagnosis = Diagnosis()
+        all_nodes = snapshot.node_info_list
+        pre_result, status = fwk.run_pre_filter(state, pod, all_nodes)
+        if status is not None:
+            if not status.is_rejected():
+                raise SchedulingError(status.message())
+            # Every node gets the PreFilter verdict; the message shows it once.
+            diagnosis.pre_filter_msg = status.message()
+            diagnosis.unschedulable_plugins.add(status.plugin)
+            for node in all_nodes:
+                diagnosis.node_to_status[node.name] = status
+            if record is not None:
+                record.verdicts = dict.fromkeys(diagnosis.node_to_status, status)
+            return [], diagnosis
+
+        if pod.nominated_node_name:
+            nominated = snapshot.get(pod.nominated_node_name)
+            if nominated is not None:
+                st = fwk.run_filter_plugins_with_nominated_pods(state, pod, nominated)
+                if st is None:
+                    return [nominated], diagnosis
+                if st.code == Code.ERROR:
+                    raise SchedulingError(st.message())
+
+        nodes: Sequence[NodeInfo] = all_nodes
+        if pre_result is not None and pre_result.node_names is not None:
+            names = pre_result.node_names
+            nodes = [n for n in all_nodes if n.name in names]
+            absent = Status(
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(set(pre_result.plugins)))}]",
+            )
+            for n in all_nodes:
+                if n.name not in names:
+                    diagnosis.node_to_status[n.name] = absent
+        feasible = self._find_nodes_that_pass_filters(fwk, state, pod, diagnosis, nodes, record)
+        return feasible, diagnosis
+
+    def _find_nodes_that_pass_filters(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        diagnosis: Diagnosis,
+        nodes: Sequence[NodeInfo],
+        record: Explain | None,
+    ) -> list[NodeInfo]:
+        num_all = len(nodes)
+        if not num_all:
+            return []
+        percentage = fwk.profile.percentage_of_nodes_to_score
+        if percentage is None:
+            percentage = self.percentage_of_nodes_to_score
+        to_find = num_feasible_nodes_to_find(percentage, num_all)
+        start = self.next_start_node_index % num_all
+        rotated = [*nodes[start:], *nodes[:start]] if start else nodes
+        filters = fwk.active_filters(state)
+        if not filters:
+            feasible = list(rotated[:to_find])
+            self.next_start_node_index = (start + len(feasible)) % num_all
+            if record is not None:
+                record.verdicts.update(dict.fromkeys((n.name for n in feasible), None))
+            return feasible
+        run = (
+            fwk.run_filter_plugins_with_nominated_pods
+            if fwk.nominator
+            else fwk.run_filter_plugins
+        )
+        feasible = []
+        failed = diagnosis.node_to_status
+        processed = 0
+        for node in rotated:
+            processed += 1
+            status = run(state, pod, node, filters)
+            if status is None:
+                feasible.append(node)
+                if len(feasible) >= to_find:
+                    break
+                continue
+            if status.code == Code.ERROR:
+                raise SchedulingError(status.message())
+            failed[node.name] = status
+            diagnosis.unschedulable_plugins.add(status.plugin)
+        self.next_start_node_index = (start + processed) % num_all
+        if record is not None:
+            record.verdicts.update(failed)
+            record.verdicts.update(dict.fromkeys((n.name for n in feasible), None))
+        return feasible
+
+    def _prioritize(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        nodes: list[NodeInfo],
+        record: Explain | None,
+    ) -> list[int]:
+        if not fwk.score_plugins:
+            return [1] * len(nodes)
+        status = fwk.run_pre_score(state, pod, nodes)
+        if status is not None:
+            raise SchedulingError(status.message())
+        try:
+            totals, detail = fwk.run_score(state, pod, nodes, explain=record is not None)
+        except PluginError as exc:
+            raise SchedulingError(str(exc)) from exc
+        if record is not None:
+            record.scores = ([n.name for n in nodes], detail, totals)
+        return totals
+
+    def _select_host(self, nodes: list[NodeInfo], scores: list[int]) -> str:
+        """Highest total wins; ties are broken uniformly at random (reservoir sampling)."""
+        best = scores[0]
+        selected = nodes[0].name
+        count = 1
+        randrange = self.rng.randrange
+        for node, score in zip(nodes[1:], scores[1:], strict=True):
+            if score > best:
+                best, selected, count = score, node.name, 1
+            elif score == best:
+                count += 1
+                if randrange(count) == 0:
+                    selected = node.name
+        return selected

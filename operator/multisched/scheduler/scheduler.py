@@ -1,0 +1,353 @@
+"""The scheduler: live profiles, the queue, and the schedule-one loop with async binding.
+
+``set_config`` swaps profiles atomically: a cycle takes its ``Framework`` once at the
+start, so a pod mid-cycle finishes under the profile it started with and the next pod
+uses the new one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import Callable
+
+from multisched.cache import Cache, PodInfo
+from multisched.config.resolved import ResolvedConfig
+from multisched.framework import (
+    Code,
+    CycleState,
+    FitError,
+    Framework,
+    Registry,
+    Status,
+)
+from multisched.framework.handle import ClusterClient
+from multisched.queue import QueuedPodInfo, SchedulingQueue
+
+from .algorithm import Algorithm, ScheduleResult, SchedulingError
+from .events import (
+    REASON_SCHEDULER_ERROR,
+    REASON_UNSCHEDULABLE,
+    NullObserver,
+    SchedulerObserver,
+    SchedulingEvents,
+)
+
+logger = logging.getLogger(__name__)
+
+
+class Outcome:
+    """The result of one attempt, for simulate and tests."""
+
+    __slots__ = ("fit_error", "message", "node", "nominated_node", "pod", "result", "schedule")
+
+    def __init__(self, pod: PodInfo, result: str, node: str = "", message: str = "") -> None:
+        self.pod = pod
+        #: "scheduled", "unschedulable", "error", "skipped" or "binding".
+        self.result = result
+        self.node = node
+        self.message = message
+        self.nominated_node = ""
+        self.schedule: ScheduleResult | None = None
+        self.fit_error: FitError | None = None
+
+
+class Scheduler:
+    def __init__(
+        self,
+        config: ResolvedConfig,
+        registry: Registry,
+        cache: Cache | None = None,
+        client: ClusterClient | None = None,
+        events: SchedulingEvents | None = None,
+        observer: SchedulerObserver | None = None,
+        rng: random.Random | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        max_concurrent_binds: int = 16,
+    ) -> None:
+        self.registry = registry
+        self.cache = cache or Cache()
+        self.client = client
+        self.events = events
+        self.observer: SchedulerObserver = observer or NullObserver()
+        self.rng = rng or random.Random()
+        self.clock = clock
+        self.explain = False
+        self.algorithm = Algorithm(rng=self.rng)
+        self.profiles: dict[str, Framework] = {}
+        self.config = config
+        self.queue = SchedulingQueue(self._less, self._pre_enqueue, clock=clock)
+        self._bind_slots = asyncio.Semaphore(max_concurrent_binds)
+        self._binding: set[asyncio.Task[None]] = set()
+        self._last_failure: dict[str, tuple[str, float]] = {}
+        self.on_outcome: Callable[[Outcome], None] | None = None
+        self.set_config(config)
+
+    # -- profiles -------------------------------------------------------------------------
+
+    def build_profiles(self, config: ResolvedConfig) -> dict[str, Framework]:
+        """Instantiate every profile; raises (FrameworkError) without touching the live set."""
+        return {
+            prof.scheduler_name: Framework(
+                prof,
+                self.registry,
+                self.cache.snapshot,
+                client=self.client,
+                nominator=self.queue.nominator if hasattr(self, "queue") else None,
+                rng=self.rng,
+            )
+            for prof in config.profiles
+        }
+
+    def set_config(self, config: ResolvedConfig, profiles: dict[str, Framework] | None = None) -> None:
+        """Swap in a new configuration between cycles; pods of new names get queued by caller."""
+        built = profiles if profiles is not None else self.build_profiles(config)
+        self.profiles = built
+        self.config = config
+        self.algorithm.percentage_of_nodes_to_score = config.percentage_of_nodes_to_score
+        self.queue.initial_backoff = config.pod_initial_backoff_seconds
+        self.queue.max_backoff = config.pod_max_backoff_seconds
+        # Pods of retired names leave the queue untouched; the rest may fit under new plugins.
+        for uid in [u for u in list(self.queue._infos) if not self._owns_uid(u)]:
+            self.queue.delete(uid)
+        self.queue.move_all_to_active_or_backoff("ProfileChange")
+
+    def _owns_uid(self, uid: str) -> bool:
+        qpi = self.queue.info(uid)
+        return qpi is not None and qpi.pod.scheduler_name in self.profiles
+
+    def _less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        fwk = self.profiles.get(a.pod.scheduler_name) or next(iter(self.profiles.values()), None)
+        if fwk is None or fwk.queue_sort_plugin is None:
+            return a.timestamp < b.timestamp
+        return fwk.less(a, b)
+
+    def _pre_enqueue(self, pod: PodInfo) -> str | None:
+        fwk = self.profiles.get(pod.scheduler_name)
+        if fwk is None:
+            return None
+        status = fwk.run_pre_enqueue(pod)
+        return None if status is None else status.plugin or "PreEnqueue"
+
+    def responsible_for(self, pod: PodInfo) -> bool:
+        return pod.scheduler_name in self.profiles
+
+    # -- cluster events -------------------------------------------------------------------
+
+    def on_pod(self, pod: PodInfo) -> None:
+        """A pod was added or changed (watch event or simulate input)."""
+        if pod.node_name:
+            self.queue.delete(pod.uid)
+            self.cache.add_pod(pod)
+            return
+        if pod.terminating or not self.responsible_for(pod):
+            self.queue.delete(pod.uid)
+            return
+        if self.cache.is_assumed(pod.uid):
+            return  # being bound right now; the bound update will follow
+        self.queue.add(pod)
+
+    def on_pod_deleted(self, uid: str) -> None:
+        self.queue.delete(uid)
+        self._last_failure.pop(uid, None)
+        if self.cache.remove_pod(uid) is not None:
+            self.queue.move_all_to_active_or_backoff("AssignedPodDelete")
+
+    def on_node(self, raw: dict[str, object]) -> None:
+        self.cache.add_node(raw)
+        self.queue.move_all_to_active_or_backoff("NodeChange")
+
+    def on_node_deleted(self, name: str) -> None:
+        self.cache.remove_node(name)
+
+    # -- the loop -------------------------------------------------------------------------
+
+    async def run(self, stop: asyncio.Event | None = None) -> None:
+        """Schedule pods until ``stop`` is set (or forever)."""
+        while stop is None or not stop.is_set():
+            pop = asyncio.ensure_future(self.queue.pop())
+            if stop is not None:
+                stopper = asyncio.ensure_future(stop.wait())
+                done, _ = await asyncio.wait({pop, stopper}, return_when=asyncio.FIRST_COMPLETED)
+                if pop not in done:
+                    pop.cancel()
+                    stopper.cancel()
+                    break
+                stopper.cancel()
+            qpi = await pop
+            try:
+                await self.schedule_one(qpi)
+            except Exception:
+                logger.exception("scheduling cycle for %s failed", qpi.pod.key)
+                self.queue.add_unschedulable(qpi, set(), error=True)
+
+    async def schedule_one(self, qpi: QueuedPodInfo) -> Outcome:
+        """One scheduling cycle; binding continues in a background task."""
+        pod = qpi.pod
+        fwk = self.profiles.get(pod.scheduler_name)
+        if fwk is None or pod.terminating:
+            self.queue.delete(pod.uid)
+            return self._emit(Outcome(pod, "skipped"))
+        start = self.clock()
+        state = CycleState()
+        try:
+            result = self.algorithm.schedule_pod(
+                fwk, state, pod, self.cache.snapshot, explain=self.explain
+            )
+        except FitError as err:
+            outcome = await self._handle_fit_error(fwk, state, qpi, err)
+            self.observer.attempt(fwk.profile_name, "unschedulable", self.clock() - start)
+            return outcome
+        except SchedulingError as err:
+            await self._fail(fwk, qpi, REASON_SCHEDULER_ERROR, str(err), set(), error=True)
+            self.observer.attempt(fwk.profile_name, "error", self.clock() - start)
+            return self._emit(Outcome(pod, "error", message=str(err)))
+        return await self._assume_and_bind(fwk, state, qpi, result, start)
+
+    async def _handle_fit_error(
+        self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, err: FitError
+    ) -> Outcome:
+        pod = qpi.pod
+        nominated = ""
+        if fwk.post_filter_plugins:
+            result, status = await fwk.run_post_filter(state, pod, err.diagnosis.node_to_status)
+            if status.code not in (Code.SUCCESS,) and status.message():
+                err.diagnosis.post_filter_msg = status.message()
+            if result is not None and result.nominated_node_name:
+                nominated = result.nominated_node_name
+        message = err.message()
+        if nominated:
+            self.queue.nominator.add_nominated_pod(pod, nominated)
+            if self.client is not None:
+                try:
+                    await self.client.set_nominated_node(pod, nominated)
+                except Exception as exc:
+                    logger.warning("could not set nominatedNodeName of %s: %s", pod.key, exc)
+        await self._fail(
+            fwk, qpi, REASON_UNSCHEDULABLE, message, err.diagnosis.unschedulable_plugins
+        )
+        outcome = Outcome(pod, "unschedulable", message=message)
+        outcome.nominated_node = nominated
+        outcome.fit_error = err
+        return self._emit(outcome)
+
+    async def _assume_and_bind(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        qpi: QueuedPodInfo,
+        result: ScheduleResult,
+        start: float,
+    ) -> Outcome:
+        pod = qpi.pod
+        host = result.suggested_host
+        assumed = self.cache.assume_pod(pod, host)
+        status = fwk.run_reserve(state, assumed, host)
+        if status is None:
+            status = fwk.run_permit(state, assumed, host)
+            if status is not None and status.code == Code.WAIT:
+                status = None  # waits in the binding cycle
+        if status is not None:
+            fwk.run_unreserve(state, assumed, host)
+            self.cache.forget_pod(assumed)
+            fwk.waiting_pods.pop(pod.uid, None)
+            reason = REASON_UNSCHEDULABLE if status.is_rejected() else REASON_SCHEDULER_ERROR
+            await self._fail(fwk, qpi, reason, status.message(), {status.plugin},
+                             error=not status.is_rejected())
+            self.observer.attempt(fwk.profile_name, "unschedulable", self.clock() - start)
+            return self._emit(Outcome(pod, "unschedulable", message=status.message()))
+        self.queue.nominator.delete_nominated_pod(pod)
+        self.observer.attempt(fwk.profile_name, "scheduled", self.clock() - start)
+        await self._bind_slots.acquire()
+        task = asyncio.create_task(self._binding_cycle(fwk, state, qpi, assumed, host, result))
+        self._binding.add(task)
+        task.add_done_callback(self._binding.discard)
+        outcome = Outcome(pod, "binding", node=host)
+        outcome.schedule = result
+        return outcome
+
+    async def _binding_cycle(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        qpi: QueuedPodInfo,
+        assumed: PodInfo,
+        host: str,
+        result: ScheduleResult,
+    ) -> None:
+        pod = qpi.pod
+        start = self.clock()
+        try:
+            status = await fwk.wait_on_permit(assumed)
+            if status is None:
+                status = await fwk.run_pre_bind(state, assumed, host)
+            if status is None:
+                status = await fwk.run_bind(state, assumed, host)
+        except Exception as exc:
+            logger.exception("binding cycle of %s failed", pod.key)
+            status = Status(Code.ERROR, str(exc))
+        finally:
+            self._bind_slots.release()
+        if status is not None:
+            fwk.run_unreserve(state, assumed, host)
+            self.cache.forget_pod(assumed)
+            self.queue.move_all_to_active_or_backoff("AssignedPodDelete")
+            rejected = status.is_rejected()
+            await self._fail(
+                fwk, qpi, REASON_UNSCHEDULABLE if rejected else REASON_SCHEDULER_ERROR,
+                status.message(), {status.plugin} if status.plugin else set(), error=not rejected,
+            )
+            self._emit(Outcome(pod, "error", message=status.message()))
+            return
+        self.queue.done(pod.uid)
+        self._last_failure.pop(pod.uid, None)
+        fwk.run_post_bind(state, assumed, host)
+        now = self.clock()
+        first = qpi.initial_attempt_timestamp or start
+        self.observer.bound(fwk.profile_name, now - start, now - first)
+        if self.events is not None:
+            try:
+                await self.events.scheduled(fwk.profile_name, pod, host)
+            except Exception:
+                logger.exception("could not post the Scheduled event of %s", pod.key)
+        outcome = Outcome(pod, "scheduled", node=host)
+        outcome.schedule = result
+        self._emit(outcome)
+
+    async def _fail(
+        self,
+        fwk: Framework,
+        qpi: QueuedPodInfo,
+        reason: str,
+        message: str,
+        plugins: set[str],
+        error: bool = False,
+    ) -> None:
+        """Requeue and report; the same message for the same pod is not posted again until
+        the longest backoff (``podMaxBackoffSeconds``) has passed, so retries don't spam."""
+        pod = qpi.pod
+        self.queue.add_unschedulable(qpi, plugins, error=error)
+        if pod.uid not in self.queue:
+            return  # deleted meanwhile
+        now = self.clock()
+        last = self._last_failure.get(pod.uid)
+        if last is not None and last[0] == message and now < last[1]:
+            return
+        self._last_failure[pod.uid] = (message, now + self.queue.max_backoff)
+        logger.info("pod %s is unschedulable (%s): %s", pod.key, fwk.profile_name, message)
+        if self.events is not None:
+            try:
+                await self.events.failed(fwk.profile_name, pod, reason, message)
+            except Exception:
+                logger.exception("could not report the scheduling failure of %s", pod.key)
+
+    def _emit(self, outcome: Outcome) -> Outcome:
+        if self.on_outcome is not None:
+            self.on_outcome(outcome)
+        return outcome
+
+    async def wait_for_bindings(self) -> None:
+        while self._binding:
+            await asyncio.gather(*list(self._binding), return_exceptions=True)

@@ -1,0 +1,245 @@
+"""``multisched simulate``: schedule a YAML cluster in memory, as kube-scheduler would.
+
+Nodes, bound pods, PriorityClasses, Namespaces and PodDisruptionBudgets form the cluster;
+pending pods are queued in document order (then by priority, as PrioritySort does) and
+scheduled with assume, so each placement counts for the next pod.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from multisched.cache import Cache, NodeError, PodError, PodInfo
+from multisched.config.resolved import ResolvedConfig
+from multisched.framework import Registry
+
+from .scheduler import Outcome, Scheduler
+
+#: Rounds of "drain the queue, then retry pods that preemption made room for".
+MAX_ROUNDS = 4
+
+
+class InputError(ValueError):
+    """Bad simulate input; the message names the document and field."""
+
+
+class SimClock:
+    """Advances a microsecond per read, so queue timestamps keep document order."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += 1e-6
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+class SimClient:
+    """In-memory API: binding confirms the assumed pod at once; preemption deletes victims."""
+
+    def __init__(self, scheduler_ref: list[Scheduler]) -> None:
+        self._ref = scheduler_ref
+        self.preempted: dict[str, str] = {}
+        self.nominated: dict[str, str] = {}
+
+    async def bind(self, pod: PodInfo, node_name: str) -> None:
+        bound = PodInfo.parse(_bound_raw(pod.raw, node_name), priority=pod.priority)
+        self._ref[0].on_pod(bound)
+
+    async def delete_pod(self, pod: PodInfo, reason: str) -> None:
+        self.preempted[pod.key] = reason
+        self._ref[0].on_pod_deleted(pod.uid)
+
+    async def set_nominated_node(self, pod: PodInfo, node_name: str) -> None:
+        self.nominated[pod.key] = node_name
+
+
+class Placement:
+    """The final word on one pending pod."""
+
+    __slots__ = ("message", "node", "nominated_node", "outcome", "pod", "status")
+
+    def __init__(self, pod: PodInfo, status: str, node: str = "", message: str = "") -> None:
+        self.pod = pod
+        #: "Scheduled", "Unschedulable", "Error", "Pending" (no profile) or "Preempted".
+        self.status = status
+        self.node = node
+        self.message = message
+        self.nominated_node = ""
+        self.outcome: Outcome | None = None
+
+
+class SimulationResult:
+    def __init__(self) -> None:
+        self.placements: list[Placement] = []
+        self.preempted: dict[str, str] = {}
+
+
+class ClusterInput:
+    """The objects of a simulate file, parsed and checked."""
+
+    def __init__(self) -> None:
+        self.nodes: list[dict[str, Any]] = []
+        self.pods: list[tuple[str, dict[str, Any]]] = []
+        self.priority_classes: dict[str, int] = {}
+        self.default_priority = 0
+        self.namespaces: dict[str, dict[str, str]] = {}
+        self.pdbs: dict[str, dict[str, Any]] = {}
+        self.configs: list[tuple[str, dict[str, Any]]] = []
+
+    @classmethod
+    def from_documents(cls, docs: Iterable[tuple[str, Any]]) -> ClusterInput:
+        """``docs`` are (where, object) pairs; ``where`` names the document in errors."""
+        out = cls()
+        for where, doc in docs:
+            if doc is None:
+                continue
+            if not isinstance(doc, Mapping):
+                raise InputError(f"{where}: expected a Kubernetes object, got {type(doc).__name__}")
+            kind = doc.get("kind")
+            if kind == "List":
+                items = doc.get("items") or []
+                out._merge(cls.from_documents((f"{where} items[{i}]", it) for i, it in enumerate(items)))
+                continue
+            out._add(where, kind, doc)
+        return out
+
+    def _merge(self, other: ClusterInput) -> None:
+        self.nodes += other.nodes
+        self.pods += other.pods
+        self.priority_classes.update(other.priority_classes)
+        self.default_priority = other.default_priority or self.default_priority
+        self.namespaces.update(other.namespaces)
+        self.pdbs.update(other.pdbs)
+        self.configs += other.configs
+
+    def _add(self, where: str, kind: Any, doc: Mapping[str, Any]) -> None:
+        meta = doc.get("metadata") or {}
+        name = meta.get("name")
+        if kind in ("SchedulerProfile", "KubeSchedulerConfiguration"):
+            self.configs.append((where, dict(doc)))
+            return
+        if not name:
+            raise InputError(f"{where} ({kind}): metadata.name is required")
+        label = f"{where} ({kind} {name})"
+        if kind == "Node":
+            self.nodes.append(dict(doc))
+        elif kind == "Pod":
+            if not (doc.get("spec") or {}).get("containers"):
+                raise InputError(f"{label}: spec.containers is required")
+            self.pods.append((label, dict(doc)))
+        elif kind == "PriorityClass":
+            value = doc.get("value")
+            if not isinstance(value, int):
+                raise InputError(f"{label}: value must be an integer")
+            self.priority_classes[name] = value
+            if doc.get("globalDefault"):
+                self.default_priority = value
+        elif kind == "Namespace":
+            self.namespaces[name] = dict(meta.get("labels") or {})
+        elif kind == "PodDisruptionBudget":
+            self.pdbs[f"{meta.get('namespace', 'default')}/{name}"] = dict(doc)
+        else:
+            raise InputError(f"{label}: unsupported kind (expected Node, Pod, PriorityClass, "
+                             "Namespace, PodDisruptionBudget, SchedulerProfile or "
+                             "KubeSchedulerConfiguration)")
+
+    def priority_of(self, label: str, raw: Mapping[str, Any]) -> int:
+        spec = raw.get("spec") or {}
+        if spec.get("priority") is not None:
+            return int(spec["priority"])
+        class_name = spec.get("priorityClassName")
+        if class_name:
+            if class_name not in self.priority_classes:
+                raise InputError(f"{label}: spec.priorityClassName: no PriorityClass {class_name!r}")
+            return self.priority_classes[class_name]
+        return self.default_priority
+
+
+async def simulate(
+    cluster: ClusterInput,
+    config: ResolvedConfig,
+    registry: Registry,
+    seed: int | None = None,
+    explain: bool = False,
+) -> SimulationResult:
+    clock = SimClock()
+    ref: list[Scheduler] = []
+    client = SimClient(ref)
+    cache = Cache()
+    scheduler = Scheduler(
+        config, registry, cache=cache, client=client, rng=random.Random(seed), clock=clock
+    )
+    ref.append(scheduler)
+    scheduler.explain = explain
+    for ns, labels in cluster.namespaces.items():
+        cache.set_namespace(ns, labels)
+    for key, pdb in cluster.pdbs.items():
+        cache.set_pdb(key, pdb)
+    for raw in cluster.nodes:
+        try:
+            cache.add_node(raw)
+        except NodeError as exc:
+            raise InputError(str(exc)) from exc
+    pending: list[PodInfo] = []
+    for label, raw in cluster.pods:
+        try:
+            pod = PodInfo.parse(raw, priority=cluster.priority_of(label, raw))
+        except PodError as exc:
+            raise InputError(f"{label}: {exc}") from exc
+        if pod.node_name:
+            cache.add_pod(pod)
+        else:
+            pending.append(pod)
+
+    last: dict[str, Outcome] = {}
+    scheduler.on_outcome = lambda o: last.__setitem__(o.pod.uid, o)
+    for pod in pending:
+        scheduler.on_pod(pod)
+    for _ in range(MAX_ROUNDS):
+        while (qpi := scheduler.queue.pop_nowait()) is not None:
+            await scheduler.schedule_one(qpi)
+            await scheduler.wait_for_bindings()
+        if not client.nominated or not any(
+            last.get(p.uid) is not None and last[p.uid].nominated_node for p in pending
+        ):
+            break
+        # Victims are gone; give nominated pods their retry once their backoff has passed.
+        clock.advance(config.pod_max_backoff_seconds + 1)
+        scheduler.queue.move_all_to_active_or_backoff("AssignedPodDelete")
+        scheduler.queue.flush_backoff_completed()
+
+    result = SimulationResult()
+    result.preempted = dict(client.preempted)
+    for pod in pending:
+        outcome = last.get(pod.uid)
+        if pod.key in client.preempted:
+            placement = Placement(pod, "Preempted", message=client.preempted[pod.key])
+        elif outcome is None:
+            placement = Placement(
+                pod, "Pending",
+                message=f"no profile for schedulerName {pod.scheduler_name!r}; left Pending",
+            )
+        elif outcome.result == "scheduled":
+            placement = Placement(pod, "Scheduled", outcome.node,
+                                  f"Successfully assigned {pod.key} to {outcome.node}")
+        elif outcome.result == "unschedulable":
+            placement = Placement(pod, "Unschedulable", message=outcome.message)
+        else:
+            placement = Placement(pod, "Error", message=outcome.message)
+        if outcome is not None:
+            placement.nominated_node = outcome.nominated_node
+            placement.outcome = outcome
+        result.placements.append(placement)
+    return result
+
+
+def _bound_raw(raw: Mapping[str, Any], node_name: str) -> dict[str, Any]:
+    out = dict(raw)
+    out["spec"] = {**(raw.get("spec") or {}), "nodeName": node_name}
+    return out

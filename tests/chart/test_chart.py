@@ -1,0 +1,254 @@
+"""The multisched Helm chart: lint, schema-valid output, least-privilege RBAC, HA switches."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from typing import Any
+
+import kubernetes_validate
+import pytest
+import yaml
+from chart_support import CHART, NAMESPACE, HelmError, Manifest, by_kind
+from kubernetes_validate.utils import latest_version
+
+Render = Callable[..., list[Manifest]]
+VALUE_SETS = {
+    "defaults": (),
+    "ha+monitoring": ("replicas=2", "serviceMonitor.enabled=true"),
+}
+KUBE_VERSIONS = ("1.28.0", latest_version())
+FULLNAME = "multisched"  # release "multisched" contains the chart name
+
+
+def _only(docs: list[Manifest], kind: str) -> Manifest:
+    (doc,) = by_kind(docs, kind)
+    return doc
+
+
+def _container(docs: list[Manifest]) -> dict[str, Any]:
+    (container,) = _only(docs, "Deployment")["spec"]["template"]["spec"]["containers"]
+    return container
+
+
+@pytest.mark.parametrize("sets", VALUE_SETS.values(), ids=list(VALUE_SETS))
+def test_helm_lint_strict(helm: str, sets: tuple[str, ...]) -> None:
+    cmd = [helm, "lint", "--strict", str(CHART)]
+    for item in sets:
+        cmd += ["--set", item]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("kube_version", KUBE_VERSIONS)
+@pytest.mark.parametrize("sets", VALUE_SETS.values(), ids=list(VALUE_SETS))
+def test_rendered_manifests_are_valid(
+    render: Render,
+    profile_errors: Callable[[Manifest], list[str]],
+    sets: tuple[str, ...],
+    kube_version: str,
+) -> None:
+    docs = render(*sets, kube_version=kube_version)
+    custom = {"SchedulerProfile", "ServiceMonitor"}
+    for doc in docs:
+        if doc["kind"] == "SchedulerProfile":
+            assert profile_errors(doc) == []
+        elif doc["kind"] == "ServiceMonitor":
+            assert doc["apiVersion"] == "monitoring.coreos.com/v1"
+            (endpoint,) = doc["spec"]["endpoints"]
+            assert (endpoint["port"], endpoint["path"]) == ("http-metrics", "/metrics")
+            assert doc["spec"]["selector"]["matchLabels"] == _selector(docs)
+        else:
+            kubernetes_validate.validate(doc, kube_version, strict=True)
+    assert {d["kind"] for d in docs} - custom >= {
+        "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Deployment", "Service",
+    }  # fmt: skip
+
+
+def _selector(docs: list[Manifest]) -> dict[str, str]:
+    selector: dict[str, str] = _only(docs, "Deployment")["spec"]["selector"]["matchLabels"]
+    return selector
+
+
+def test_kube_version_floor_is_1_28(render: Render) -> None:
+    with pytest.raises(HelmError, match="kubeVersion"):
+        render(kube_version="1.27.9")
+
+
+def test_values_schema_refuses_unknown_keys(render: Render) -> None:
+    with pytest.raises(HelmError, match="additional properties"):
+        render("replicaCount=2")
+    with pytest.raises(HelmError):
+        render("replicas=0")
+
+
+def test_default_profile_is_my_scheduler(render: Render) -> None:
+    (profile,) = by_kind(render(), "SchedulerProfile")
+    assert profile["metadata"]["name"] == "my-scheduler"
+    assert "namespace" not in profile["metadata"]  # cluster-scoped
+    assert profile["spec"] == {"profiles": [{"schedulerName": "my-scheduler"}]}
+
+
+def test_profiles_come_from_values(
+    render: Render, profile_errors: Callable[[Manifest], list[str]]
+) -> None:
+    docs = render(
+        "profiles[0].name=bin-packing",
+        "profiles[0].spec.profiles[0].schedulerName=bin-packing-scheduler",
+        "profiles[0].spec.profiles[0].pluginConfig[0].name=NodeResourcesFit",
+        "profiles[0].spec.profiles[0].pluginConfig[0].args.scoringStrategy.type=MostAllocated",
+        "profiles[1].name=plain",
+        "profiles[1].spec.profiles[0].schedulerName=plain",
+    )
+    profiles = by_kind(docs, "SchedulerProfile")
+    assert [p["metadata"]["name"] for p in profiles] == ["bin-packing", "plain"]
+    for profile in profiles:
+        assert profile_errors(profile) == []
+    assert by_kind(render("profiles=null"), "SchedulerProfile") == []
+
+
+# --- RBAC -------------------------------------------------------------------------------
+
+CLUSTER_RULES = {
+    ("", "pods"): {"get", "list", "watch", "delete"},
+    ("", "pods/binding"): {"create"},
+    ("", "pods/status"): {"patch", "update"},
+    ("", "events"): {"create", "patch", "update"},
+    ("events.k8s.io", "events"): {"create", "patch", "update"},
+    ("", "nodes"): {"get", "list", "watch"},
+    ("", "namespaces"): {"get", "list", "watch"},
+    ("policy", "poddisruptionbudgets"): {"get", "list", "watch"},
+    ("scheduling.k8s.io", "priorityclasses"): {"get", "list", "watch"},
+    ("multisched.dev", "schedulerprofiles"): {"get", "list", "watch", "patch"},
+    ("multisched.dev", "schedulerprofiles/status"): {"get", "patch", "update"},
+    ("apiextensions.k8s.io", "customresourcedefinitions"): {"get", "list", "watch"},
+}
+LEASE_RULES = {
+    ("coordination.k8s.io", "leases"): {"create", "get", "update", "patch", "list", "watch"},
+}
+
+
+def _grants(role: Manifest) -> dict[tuple[str, str], set[str]]:
+    grants: dict[tuple[str, str], set[str]] = {}
+    for rule in role["rules"]:
+        assert set(rule) == {"apiGroups", "resources", "verbs"}, "no resourceNames/nonResourceURLs"
+        for field in ("apiGroups", "resources", "verbs"):
+            assert "*" not in rule[field], f"wildcard in {field}: {rule}"
+        for group in rule["apiGroups"]:
+            for resource in rule["resources"]:
+                grants.setdefault((group, resource), set()).update(rule["verbs"])
+    return grants
+
+
+@pytest.mark.parametrize("replicas", [1, 3])
+def test_cluster_role_is_exactly_least_privilege(render: Render, replicas: int) -> None:
+    docs = render(f"replicas={replicas}")
+    role = _only(docs, "ClusterRole")
+    assert _grants(role) == CLUSTER_RULES
+    binding = _only(docs, "ClusterRoleBinding")
+    assert binding["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "ClusterRole",
+        "name": role["metadata"]["name"],
+    }
+    account = _only(docs, "ServiceAccount")["metadata"]
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": account["name"], "namespace": NAMESPACE}
+    ]
+
+
+def test_leases_are_granted_only_in_the_release_namespace(render: Render) -> None:
+    docs = render("replicas=2")
+    role = _only(docs, "Role")
+    assert role["metadata"]["namespace"] == NAMESPACE
+    assert _grants(role) == LEASE_RULES
+    binding = _only(docs, "RoleBinding")
+    assert binding["metadata"]["namespace"] == NAMESPACE
+    assert binding["roleRef"]["name"] == role["metadata"]["name"]
+    assert binding["roleRef"]["kind"] == "Role"
+
+
+# --- replicas and leader election ---------------------------------------------------------
+
+
+def test_single_replica_has_no_leader_election_or_pdb(render: Render) -> None:
+    docs = render()
+    assert _only(docs, "Deployment")["spec"]["replicas"] == 1
+    assert by_kind(docs, "PodDisruptionBudget") == []
+    assert by_kind(docs, "Role") == [] and by_kind(docs, "RoleBinding") == []
+    assert not any(a.startswith("--leader-elect") for a in _container(docs)["args"])
+    assert by_kind(docs, "ServiceMonitor") == []
+
+
+def test_several_replicas_elect_a_leader_and_keep_one_up(render: Render) -> None:
+    docs = render("replicas=2")
+    assert _only(docs, "Deployment")["spec"]["replicas"] == 2
+    args = _container(docs)["args"]
+    assert args[:4] == ["run", "--all-namespaces", "--liveness", "http://0.0.0.0:8080/healthz"]
+    assert args[4:] == [
+        "--leader-elect=true",
+        "--lease-namespace",
+        NAMESPACE,
+        "--lease-name",
+        FULLNAME,
+    ]
+    pdb = _only(docs, "PodDisruptionBudget")
+    assert pdb["spec"] == {"minAvailable": 1, "selector": {"matchLabels": _selector(docs)}}
+
+
+def test_container_command_ports_and_probes(render: Render) -> None:
+    docs = render("image.repository=reg.example/multisched", "image.tag=1.2.3")
+    container = _container(docs)
+    assert container["image"] == "reg.example/multisched:1.2.3"
+    assert container["command"] == ["multisched"]
+    assert container["args"] == [
+        "run", "--all-namespaces", "--liveness", "http://0.0.0.0:8080/healthz",
+    ]  # fmt: skip
+    assert container["ports"] == [{"name": "http", "containerPort": 8080, "protocol": "TCP"}]
+    assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
+    assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"}
+    assert container["resources"]["requests"] == {"cpu": "100m", "memory": "128Mi"}
+    service = _only(docs, "Service")
+    assert service["spec"]["selector"] == _selector(docs)
+    assert service["spec"]["ports"] == [
+        {"name": "http-metrics", "port": 8080, "targetPort": "http", "protocol": "TCP"}
+    ]
+
+
+def test_image_tag_defaults_to_app_version(render: Render) -> None:
+    assert _container(render())["image"] == "multisched:0.1.0"
+
+
+def test_pod_runs_locked_down(render: Render) -> None:
+    docs = render()
+    pod = _only(docs, "Deployment")["spec"]["template"]["spec"]
+    assert pod["serviceAccountName"] == _only(docs, "ServiceAccount")["metadata"]["name"]
+    security = pod["securityContext"]
+    assert security["runAsNonRoot"] is True
+    assert security["runAsUser"] == 65532
+    assert security["seccompProfile"] == {"type": "RuntimeDefault"}
+    container = _container(docs)
+    assert container["securityContext"] == {
+        "readOnlyRootFilesystem": True,
+        "allowPrivilegeEscalation": False,
+        "capabilities": {"drop": ["ALL"]},
+    }
+    assert container["volumeMounts"] == [{"name": "tmp", "mountPath": "/tmp"}]
+    assert pod["volumes"] == [{"name": "tmp", "emptyDir": {}}]
+
+
+def test_release_name_and_namespace_flow_into_the_objects(helm: str) -> None:
+    out = subprocess.run(
+        [helm, "template", "other", str(CHART), "-n", "sched", "--set", "replicas=2"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    docs = [d for d in yaml.safe_load_all(out.stdout) if d]
+    assert _container(docs)["args"][-4:] == [
+        "--lease-namespace", "sched", "--lease-name", "other-multisched",
+    ]  # fmt: skip
+    for doc in docs:
+        if doc["kind"] in ("ClusterRole", "ClusterRoleBinding", "SchedulerProfile"):
+            assert "namespace" not in doc["metadata"]
+        else:
+            assert doc["metadata"]["namespace"] == "sched", doc["kind"]
+            assert doc["metadata"]["name"].startswith("other-multisched"), doc["kind"]

@@ -1,0 +1,122 @@
+"""Queue behaviour after upstream scheduling_queue_test.go."""
+
+from builders import make_pod
+
+from multisched.queue import QueuedPodInfo, SchedulingQueue
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def by_priority(a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+    if a.pod.priority != b.pod.priority:
+        return a.pod.priority > b.pod.priority
+    return a.timestamp < b.timestamp
+
+
+def test_active_queue_orders_by_priority_then_arrival() -> None:
+    clock = Clock()
+    q = SchedulingQueue(by_priority, clock=clock)
+    for name, prio in (("low", 1), ("high", 10), ("low2", 1)):
+        clock.now += 1
+        q.add(make_pod(name, priority=prio))
+    popped = []
+    while (qpi := q.pop_nowait()) is not None:
+        popped.append(qpi.pod.name)
+    assert popped == ["high", "low", "low2"]
+
+
+def test_backoff_doubles_up_to_max() -> None:
+    clock = Clock()
+    q = SchedulingQueue(by_priority, initial_backoff=1, max_backoff=10, clock=clock)
+    q.add(make_pod("p"))
+    durations = []
+    for _ in range(6):
+        qpi = q.pop_nowait()
+        assert qpi is not None
+        q.add_unschedulable(qpi, {"X"}, error=True)
+        assert q.where(qpi.pod.uid) == "backoff"
+        durations.append(q.backoff_expiry(qpi) - clock.now)
+        assert q.pop_nowait() is None  # still backing off
+        clock.now = q.backoff_expiry(qpi)
+    assert durations == [1, 2, 4, 8, 10, 10]
+
+
+def test_unschedulable_pod_waits_for_an_event() -> None:
+    clock = Clock()
+    q = SchedulingQueue(by_priority, clock=clock)
+    q.add(make_pod("p"))
+    qpi = q.pop_nowait()
+    assert qpi is not None
+    q.add_unschedulable(qpi, {"NodeResourcesFit"})
+    assert q.where(qpi.pod.uid) == "unschedulable"
+    clock.now += 60
+    assert q.pop_nowait() is None  # no event: stays in the pool
+    q.move_all_to_active_or_backoff("NodeAdd")
+    again = q.pop_nowait()
+    assert again is not None and again.attempts == 2
+
+
+def test_event_during_cycle_sends_pod_to_backoff_not_pool() -> None:
+    clock = Clock()
+    q = SchedulingQueue(by_priority, clock=clock)
+    q.add(make_pod("p"))
+    qpi = q.pop_nowait()
+    assert qpi is not None
+    q.move_all_to_active_or_backoff("NodeAdd")  # arrives while the pod is in flight
+    q.add_unschedulable(qpi, {"NodeResourcesFit"})
+    assert q.where(qpi.pod.uid) == "backoff"
+
+
+def test_unschedulable_pool_flushed_after_five_minutes() -> None:
+    clock = Clock()
+    q = SchedulingQueue(by_priority, clock=clock)
+    q.add(make_pod("p"))
+    qpi = q.pop_nowait()
+    assert qpi is not None
+    q.add_unschedulable(qpi, {"X"})
+    clock.now += 299
+    assert q.flush_unschedulable_left_over() == 0
+    clock.now += 2
+    assert q.flush_unschedulable_left_over() == 1
+    assert q.pop_nowait() is not None
+
+
+def test_gated_pod_parks_until_gates_removed() -> None:
+    clock = Clock()
+    gated = make_pod("p", schedulingGates=[{"name": "example.com/gate"}])
+    q = SchedulingQueue(
+        by_priority,
+        pre_enqueue=lambda pod: "SchedulingGates" if pod.scheduling_gates else None,
+        clock=clock,
+    )
+    q.add(gated)
+    assert q.pop_nowait() is None
+    assert q.pending_counts()["gated"] == 1
+    q.move_all_to_active_or_backoff("NodeAdd")  # gates still there
+    assert q.pop_nowait() is None
+    ungated = make_pod("p")
+    ungated.uid = gated.uid
+    q.update(ungated)
+    assert q.pop_nowait() is not None
+
+
+def test_delete_removes_from_every_queue() -> None:
+    clock = Clock()
+    q = SchedulingQueue(by_priority, clock=clock)
+    a, b = make_pod("a"), make_pod("b")
+    q.add(a)
+    q.add(b)
+    q.delete(a.uid)
+    qpi = q.pop_nowait()
+    assert qpi is not None and qpi.pod.name == "b"
+    assert q.pop_nowait() is None
+    q.add_unschedulable(qpi, set())
+    q.delete(b.uid)
+    assert b.uid not in q
+    assert q.pending_counts() == {"active": 0, "backoff": 0, "unschedulable": 0, "gated": 0}

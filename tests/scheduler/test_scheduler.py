@@ -1,0 +1,155 @@
+"""The schedule-one loop: assume, bind, failures, events, live profile swaps."""
+
+from typing import Any
+
+from builders import make_pod, node_dict
+from fakes import ALL, RecordingBinder, config, profile
+
+from multisched.cache import Cache, PodInfo
+from multisched.framework import Registry, Status
+from multisched.scheduler import Scheduler
+
+
+class Events:
+    def __init__(self) -> None:
+        self.log: list[tuple[str, ...]] = []
+
+    async def scheduled(self, profile: str, pod: PodInfo, node_name: str) -> None:
+        self.log.append(("Scheduled", profile, pod.key, node_name))
+
+    async def failed(self, profile: str, pod: PodInfo, reason: str, message: str) -> None:
+        self.log.append(("FailedScheduling", profile, pod.key, reason, message))
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _scheduler(**kw: Any) -> tuple[Scheduler, Events]:
+    RecordingBinder.bound = []
+    RecordingBinder.fail_with = None
+    events = Events()
+    cache = Cache()
+    cache.add_node(node_dict("small", cpu="1", labels={"score": "10"}))
+    cache.add_node(node_dict("big", cpu="4", labels={"score": "90"}))
+    sched = Scheduler(
+        kw.pop("cfg", config()), Registry(ALL), cache=cache, events=events, **kw
+    )
+    return sched, events
+
+
+async def _drain(sched: Scheduler) -> None:
+    while (qpi := sched.queue.pop_nowait()) is not None:
+        await sched.schedule_one(qpi)
+        await sched.wait_for_bindings()
+
+
+async def test_pod_is_assumed_then_bound_with_scheduled_event() -> None:
+    sched, events = _scheduler()
+    pod = make_pod("web", scheduler_name="test", requests={"cpu": "2"})
+    sched.on_pod(pod)
+    qpi = sched.queue.pop_nowait()
+    assert qpi is not None
+    outcome = await sched.schedule_one(qpi)
+    # Assumed at once: the next cycle already counts the pod on "big".
+    assert outcome.node == "big"
+    assert sched.cache.snapshot.node_info_map["big"].requested.milli_cpu == 2000
+    await sched.wait_for_bindings()
+    assert RecordingBinder.bound == [("default/web", "big")]
+    assert events.log == [("Scheduled", "test", "default/web", "big")]
+    assert pod.uid not in sched.queue
+
+
+async def test_assumed_pods_count_for_the_next_pod() -> None:
+    sched, _ = _scheduler()
+    for i in range(3):
+        sched.on_pod(make_pod(f"p{i}", scheduler_name="test", requests={"cpu": "2"}))
+    await _drain(sched)
+    # big fits two 2-CPU pods; the third fits nowhere.
+    assert [n for _, n in RecordingBinder.bound] == ["big", "big"]
+
+
+async def test_unknown_scheduler_name_is_left_alone() -> None:
+    sched, events = _scheduler()
+    sched.on_pod(make_pod("theirs", scheduler_name="default-scheduler"))
+    sched.on_pod(make_pod("nameless"))
+    await _drain(sched)
+    assert RecordingBinder.bound == []
+    assert events.log == []
+
+
+async def test_same_failure_not_reposted_within_max_backoff() -> None:
+    clock = Clock()
+    sched, events = _scheduler(clock=clock)
+    pod = make_pod("huge", scheduler_name="test", requests={"cpu": "16"})
+    sched.on_pod(pod)
+    await _drain(sched)
+    expected = (
+        "FailedScheduling", "test", "default/huge", "Unschedulable",
+        "0/2 nodes are available: 2 Insufficient cpu.",
+    )
+    assert events.log == [expected]
+
+    async def retry(after: float) -> None:
+        clock.now += after
+        sched.queue.move_all_to_active_or_backoff("NodeUpdate")
+        sched.queue.flush_backoff_completed()
+        await _drain(sched)
+
+    await retry(1.5)  # retried after its 1s backoff, same message: not posted again
+    assert sched.queue.info(pod.uid).attempts == 2  # type: ignore[union-attr]
+    assert events.log == [expected]
+    await retry(10)  # past podMaxBackoffSeconds: posted again
+    assert events.log == [expected, expected]
+    sched.cache.add_node(node_dict("third", cpu="1"))
+    await retry(10)
+    assert events.log[-1][-1] == "0/3 nodes are available: 3 Insufficient cpu."
+
+
+async def test_binding_failure_forgets_assumption_and_requeues() -> None:
+    sched, events = _scheduler()
+    RecordingBinder.fail_with = Status.error("pods \"web\" already bound (409)")
+    pod = make_pod("web", scheduler_name="test", requests={"cpu": "2"})
+    sched.on_pod(pod)
+    await _drain(sched)
+    assert sched.cache.snapshot.node_info_map["big"].requested.milli_cpu == 0
+    assert not sched.cache.is_assumed(pod.uid)
+    assert sched.queue.where(pod.uid) == "backoff"
+    assert events.log[-1][3] == "SchedulerError"
+
+
+async def test_bound_pod_observed_confirms_and_leaves_queue() -> None:
+    sched, _ = _scheduler()
+    pod = make_pod("web", scheduler_name="test", requests={"cpu": "2"})
+    sched.on_pod(pod)
+    await _drain(sched)
+    bound = make_pod("web", scheduler_name="test", requests={"cpu": "2"}, node_name="big")
+    bound.uid = pod.uid
+    sched.on_pod(bound)
+    assert not sched.cache.is_assumed(pod.uid)
+    assert sched.cache.snapshot.node_info_map["big"].requested.milli_cpu == 2000
+    sched.on_pod_deleted(pod.uid)
+    assert sched.cache.snapshot.node_info_map["big"].requested.milli_cpu == 0
+
+
+async def test_profile_swap_applies_to_next_pod_and_retires_names() -> None:
+    sched, _ = _scheduler()
+    sched.on_pod(make_pod("a", scheduler_name="test"))
+    await _drain(sched)
+    assert RecordingBinder.bound[-1] == ("default/a", "big")
+    # New profile: score weights flipped by scoring nothing -> ties; plus a second name.
+    sched.set_config(config(profile("test", score=()), profile("other")))
+    sched.on_pod(make_pod("b", scheduler_name="other"))
+    await _drain(sched)
+    assert RecordingBinder.bound[-1][0] == "default/b"
+    # Retiring "other" drops its pending pods from the queue, untouched.
+    pending = make_pod("c", scheduler_name="other", requests={"cpu": "64"})
+    sched.on_pod(pending)
+    await _drain(sched)
+    assert pending.uid in sched.queue
+    sched.set_config(config(profile("test")))
+    assert pending.uid not in sched.queue
