@@ -16,19 +16,24 @@ SCENARIOS = [
 
 
 def main() -> int:
-    print("multisched bench: one core, default profile, scheduling cycles only "
-          "(filter+score+select) and through the queue with assume/bind")
+    print(
+        "multisched bench: one core, default profile, scheduling cycles only "
+        "(filter+score+select) and through the queue with assume/bind"
+    )
     for args in SCENARIOS:
-        proc = subprocess.run([sys.executable, "-m", "bench.run", *args],
-                              capture_output=True, text=True, check=False)
+        proc = subprocess.run(
+            [sys.executable, "-m", "bench.run", *args], capture_output=True, text=True, check=False
+        )
         if proc.returncode:
             print(proc.stderr, file=sys.stderr)
             return proc.returncode
         res = json.loads(proc.stdout.strip().splitlines()[-1])
-        print(f"\n{res['nodes']:>5} nodes, {res['bound']:>5} bound pods, {res['kind']:>7} pods: "
-              f"{res['cycles_per_s']:>8.1f} cycles/s   (queue+assume+bind "
-              f"{res['queue_cycles_per_s']:.1f}/s)   peak RSS {res['peak_rss_mb']} MB   "
-              f"build {res['build_s']}s")
+        print(
+            f"\n{res['nodes']:>5} nodes, {res['bound']:>5} bound pods, {res['kind']:>7} pods: "
+            f"{res['cycles_per_s']:>8.1f} cycles/s   (queue+assume+bind "
+            f"{res['queue_cycles_per_s']:.1f}/s)   peak RSS {res['peak_rss_mb']} MB   "
+            f"build {res['build_s']}s"
+        )
         for key, us in (res.get("breakdown_us_per_cycle") or {}).items():
             print(f"      {key:<48} {us:>9.1f} us/cycle")
     return 0

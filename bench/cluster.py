@@ -32,8 +32,12 @@ def node(i: int, rng: random.Random) -> dict[str, Any]:
         },
         "spec": spec,
         "status": {
-            "allocatable": {"cpu": "32", "memory": "128Gi", "pods": "110",
-                            "ephemeral-storage": "200Gi"},
+            "allocatable": {
+                "cpu": "32",
+                "memory": "128Gi",
+                "pods": "110",
+                "ephemeral-storage": "200Gi",
+            },
             "images": [
                 {"names": [img], "sizeBytes": rng.randint(50, 900) * 1024 * 1024}
                 for img in rng.sample(IMAGES, 4)
@@ -44,11 +48,13 @@ def node(i: int, rng: random.Random) -> dict[str, Any]:
 
 def simple_pod(i: int, node_name: str = "") -> dict[str, Any]:
     spec: dict[str, Any] = {
-        "containers": [{
-            "name": "app",
-            "image": IMAGES[i % len(IMAGES)],
-            "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}},
-        }],
+        "containers": [
+            {
+                "name": "app",
+                "image": IMAGES[i % len(IMAGES)],
+                "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}},
+            }
+        ],
         "schedulerName": "bench",
     }
     if node_name:
@@ -56,8 +62,12 @@ def simple_pod(i: int, node_name: str = "") -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"name": f"pod-{i}", "namespace": "default", "uid": f"uid-{i}",
-                     "labels": {"app": f"app-{i % 50}"}},
+        "metadata": {
+            "name": f"pod-{i}",
+            "namespace": "default",
+            "uid": f"uid-{i}",
+            "labels": {"app": f"app-{i % 50}"},
+        },
         "spec": spec,
     }
 
@@ -65,27 +75,53 @@ def simple_pod(i: int, node_name: str = "") -> dict[str, Any]:
 def complex_pod(i: int) -> dict[str, Any]:
     pod = simple_pod(i)
     app = pod["metadata"]["labels"]["app"]
-    pod["spec"].update({
-        "tolerations": [{"key": "dedicated", "operator": "Equal", "value": "infra",
-                         "effect": "NoSchedule"}],
-        "affinity": {
-            "nodeAffinity": {
-                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-                    {"matchExpressions": [{"key": "pool", "operator": "NotIn",
-                                           "values": ["pool-6"]}]}]},
-                "preferredDuringSchedulingIgnoredDuringExecution": [
-                    {"weight": 10, "preference": {"matchExpressions": [
-                        {"key": "disktype", "operator": "In", "values": ["ssd"]}]}}],
+    pod["spec"].update(
+        {
+            "tolerations": [
+                {"key": "dedicated", "operator": "Equal", "value": "infra", "effect": "NoSchedule"}
+            ],
+            "affinity": {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [
+                            {
+                                "matchExpressions": [
+                                    {"key": "pool", "operator": "NotIn", "values": ["pool-6"]}
+                                ]
+                            }
+                        ]
+                    },
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {
+                            "weight": 10,
+                            "preference": {
+                                "matchExpressions": [
+                                    {"key": "disktype", "operator": "In", "values": ["ssd"]}
+                                ]
+                            },
+                        }
+                    ],
+                },
+                "podAntiAffinity": {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {
+                            "weight": 50,
+                            "podAffinityTerm": {
+                                "topologyKey": "kubernetes.io/hostname",
+                                "labelSelector": {"matchLabels": {"app": app}},
+                            },
+                        }
+                    ]
+                },
             },
-            "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-                {"weight": 50, "podAffinityTerm": {
-                    "topologyKey": "kubernetes.io/hostname",
-                    "labelSelector": {"matchLabels": {"app": app}}}}]},
-        },
-        "topologySpreadConstraints": [
-            {"maxSkew": 5, "topologyKey": "topology.kubernetes.io/zone",
-             "whenUnsatisfiable": "DoNotSchedule",
-             "labelSelector": {"matchLabels": {"app": app}}},
-        ],
-    })
+            "topologySpreadConstraints": [
+                {
+                    "maxSkew": 5,
+                    "topologyKey": "topology.kubernetes.io/zone",
+                    "whenUnsatisfiable": "DoNotSchedule",
+                    "labelSelector": {"matchLabels": {"app": app}},
+                },
+            ],
+        }
+    )
     return pod

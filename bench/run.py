@@ -92,8 +92,11 @@ def main() -> None:
 
     e2e_rate = asyncio.run(e2e())
     out: dict[str, Any] = {
-        "nodes": args.nodes, "bound": args.bound, "kind": args.kind,
-        "cycles_per_s": round(rate, 1), "queue_cycles_per_s": round(e2e_rate, 1),
+        "nodes": args.nodes,
+        "bound": args.bound,
+        "kind": args.kind,
+        "cycles_per_s": round(rate, 1),
+        "queue_cycles_per_s": round(e2e_rate, 1),
         "build_s": round(build_s, 2),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
@@ -122,7 +125,8 @@ def main() -> None:
             algo.schedule_pod(fresh, CycleState(), pod, sched.cache.snapshot)
         total = time.perf_counter() - start
         out["breakdown_us_per_cycle"] = {
-            k: round(v / len(pods) * 1e6, 1) for k, v in sorted(spent.items(), key=lambda kv: -kv[1])
+            k: round(v / len(pods) * 1e6, 1)
+            for k, v in sorted(spent.items(), key=lambda kv: -kv[1])
         }
         out["instrumented_total_us_per_cycle"] = round(total / len(pods) * 1e6, 1)
     print(json.dumps(out))

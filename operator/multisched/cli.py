@@ -27,9 +27,7 @@ def _documents(path: Path) -> Iterator[tuple[str, Any]]:
         yield f"{path.name}: document {i}", doc
 
 
-def _load_config(
-    configs: Sequence[tuple[str, dict[str, Any]]], registry: Any
-) -> Any:
+def _load_config(configs: Sequence[tuple[str, dict[str, Any]]], registry: Any) -> Any:
     from multisched.config import ConfigError, parse_config_object, resolve
 
     if not configs:
@@ -111,8 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
     val = sub.add_parser("validate", help="check a SchedulerProfile/KubeSchedulerConfiguration")
     val.add_argument("file")
     val.set_defaults(func=cmd_validate)
-    sub.add_parser("run", help="run the scheduler against the current kubeconfig (kopf)",
-                   add_help=False)
+    sub.add_parser(
+        "run", help="run the scheduler against the current kubeconfig (kopf)", add_help=False
+    )
     return parser
 
 

@@ -35,8 +35,10 @@ def _explain(p: Placement) -> dict[str, Any]:
     assert outcome is not None
     if outcome.fit_error is not None:
         verdicts = outcome.fit_error.diagnosis.node_to_status
-        out["filter"] = {n: f"{s.message()} ({s.plugin})" if s.plugin else s.message()
-                         for n, s in sorted(verdicts.items())}
+        out["filter"] = {
+            n: f"{s.message()} ({s.plugin})" if s.plugin else s.message()
+            for n, s in sorted(verdicts.items())
+        }
         return out
     record = outcome.schedule.explain if outcome.schedule is not None else None
     if record is None:
@@ -50,8 +52,10 @@ def _explain(p: Placement) -> dict[str, Any]:
         for i, node in enumerate(names):
             out["score"][node] = {
                 "total": totals[i],
-                "plugins": {d.plugin: {"raw": d.raw[i], "weight": d.weight,
-                                        "weighted": d.weighted[i]} for d in detail},
+                "plugins": {
+                    d.plugin: {"raw": d.raw[i], "weight": d.weight, "weighted": d.weighted[i]}
+                    for d in detail
+                },
             }
     return out
 
@@ -61,21 +65,32 @@ def render(result: SimulationResult, fmt: str, explain: bool) -> str:
     if fmt == "json":
         return json.dumps({"pods": records, "preempted": result.preempted}, indent=2) + "\n"
     if fmt == "yaml":
-        return str(yaml.safe_dump({"pods": records, "preempted": result.preempted},
-                                  sort_keys=False, width=1000))
+        return str(
+            yaml.safe_dump(
+                {"pods": records, "preempted": result.preempted}, sort_keys=False, width=1000
+            )
+        )
     return _table(records, result)
 
 
 def _table(records: list[dict[str, Any]], result: SimulationResult) -> str:
     rows = [("POD", "SCHEDULER", "STATUS", "NODE", "MESSAGE")]
     for r in records:
-        rows.append((r["pod"], r["schedulerName"], r["status"], r["node"] or "<none>",
-                     r["message"] if r["status"] != "Scheduled" else ""))
+        rows.append(
+            (
+                r["pod"],
+                r["schedulerName"],
+                r["status"],
+                r["node"] or "<none>",
+                r["message"] if r["status"] != "Scheduled" else "",
+            )
+        )
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
     lines = []
     for row, rec in zip(rows, [None, *records], strict=True):
-        lines.append("   ".join(c.ljust(w) for c, w in zip(row[:4], widths, strict=True))
-                     + "   " + row[4])
+        lines.append(
+            "   ".join(c.ljust(w) for c, w in zip(row[:4], widths, strict=True)) + "   " + row[4]
+        )
         if rec is not None and "explain" in rec:
             lines.extend(_explain_lines(rec["explain"]))
     for victim, reason in sorted(result.preempted.items()):

@@ -1,8 +1,8 @@
 """Cache: assume, confirm, forget; images and ports accounting."""
 
 import pytest
-from builders import make_pod, node_dict
 
+from builders import make_pod, node_dict
 from multisched.cache import Cache
 
 
@@ -69,8 +69,16 @@ def test_affinity_lists_follow_pods() -> None:
     cache = Cache()
     cache.add_node(node_dict("n1"))
     cache.add_node(node_dict("n2"))
-    anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-        {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"a": "b"}}}]}}
+    anti = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "topologyKey": "kubernetes.io/hostname",
+                    "labelSelector": {"matchLabels": {"a": "b"}},
+                }
+            ]
+        }
+    }
     pod = make_pod("x", node_name="n2", affinity=anti)
     cache.add_pod(pod)
     snap = cache.snapshot

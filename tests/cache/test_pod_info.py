@@ -1,15 +1,19 @@
 """PodInfo request math after upstream resourcehelper.PodRequests / GetNonzeroRequests."""
 
 import pytest
-from builders import make_pod, pod_dict
 
+from builders import make_pod, pod_dict
 from multisched.cache import PodError, PodInfo
 from multisched.cache.resources import DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST
 
 
 def _pod(containers: list[dict], init: list[dict] | None = None, **spec: object) -> PodInfo:
-    return PodInfo.parse({"metadata": {"name": "p"},
-                          "spec": {"containers": containers, "initContainers": init or [], **spec}})
+    return PodInfo.parse(
+        {
+            "metadata": {"name": "p"},
+            "spec": {"containers": containers, "initContainers": init or [], **spec},
+        }
+    )
 
 
 def _c(cpu: str | None = None, mem: str | None = None, **extra: object) -> dict:
@@ -46,7 +50,9 @@ def test_overhead_added() -> None:
 def test_non_zero_defaults_only_when_unset() -> None:
     unset = _pod([{"name": "c"}])
     assert (unset.non_zero_cpu, unset.non_zero_memory) == (
-        DEFAULT_MILLI_CPU_REQUEST, DEFAULT_MEMORY_REQUEST)
+        DEFAULT_MILLI_CPU_REQUEST,
+        DEFAULT_MEMORY_REQUEST,
+    )
     assert (unset.requests.milli_cpu, unset.requests.memory) == (0, 0)
     explicit_zero = _pod([_c("0", "0")])
     assert (explicit_zero.non_zero_cpu, explicit_zero.non_zero_memory) == (0, 0)
@@ -67,8 +73,17 @@ def test_scheduler_name_defaults_and_ports() -> None:
 def test_odd_pod_gets_a_clear_error() -> None:
     with pytest.raises(PodError, match=r"pod default/p: invalid quantity 'lots'"):
         PodInfo.parse(pod_dict("p", requests={"cpu": "lots"}))
-    bad_selector = pod_dict("p", affinity={"nodeAffinity": {
-        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-            {"matchExpressions": [{"key": "k", "operator": "Near", "values": ["x"]}]}]}}})
+    bad_selector = pod_dict(
+        "p",
+        affinity={
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": "k", "operator": "Near", "values": ["x"]}]}
+                    ]
+                }
+            }
+        },
+    )
     with pytest.raises(PodError, match="unknown operator 'Near'"):
         PodInfo.parse(bad_selector)

@@ -31,8 +31,10 @@ def why_unavailable() -> str | None:
         return None
     missing = [b for b in ("etcd", "kube-apiserver", "openssl") if shutil.which(b) is None]
     if missing:
-        return (f"e2e skipped: {', '.join(missing)} not on PATH and E2E_KUBECONFIG is not set "
-                "(put etcd and kube-apiserver on PATH, or point E2E_KUBECONFIG at a cluster)")
+        return (
+            f"e2e skipped: {', '.join(missing)} not on PATH and E2E_KUBECONFIG is not set "
+            "(put etcd and kube-apiserver on PATH, or point E2E_KUBECONFIG at a cluster)"
+        )
     return None
 
 
@@ -63,32 +65,54 @@ def local_apiserver() -> Iterator[Path]:
     with tempfile.TemporaryDirectory(prefix="multisched-e2e-") as tmp:
         d = Path(tmp)
         etcd_port, peer_port, api_port = free_port(), free_port(), free_port()
-        subprocess.run(["openssl", "genrsa", "-out", d / "sa.key", "2048"],
-                       check=True, capture_output=True)
-        subprocess.run(["openssl", "rsa", "-in", d / "sa.key", "-pubout", "-out", d / "sa.pub"],
-                       check=True, capture_output=True)
+        subprocess.run(
+            ["openssl", "genrsa", "-out", d / "sa.key", "2048"], check=True, capture_output=True
+        )
+        subprocess.run(
+            ["openssl", "rsa", "-in", d / "sa.key", "-pubout", "-out", d / "sa.pub"],
+            check=True,
+            capture_output=True,
+        )
         (d / "tokens.csv").write_text(f"{TOKEN},admin,admin,system:masters\n")
         logs = (d / "etcd.log").open("wb"), (d / "apiserver.log").open("wb")
         etcd = subprocess.Popen(
-            ["etcd", "--data-dir", str(d / "etcd"), "--name", "e2e",
-             "--listen-client-urls", f"http://127.0.0.1:{etcd_port}",
-             "--advertise-client-urls", f"http://127.0.0.1:{etcd_port}",
-             "--listen-peer-urls", f"http://127.0.0.1:{peer_port}",
-             "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer_port}",
-             "--initial-cluster", f"e2e=http://127.0.0.1:{peer_port}"],
-            stdout=logs[0], stderr=subprocess.STDOUT,
+            [
+                "etcd",
+                "--data-dir",
+                str(d / "etcd"),
+                "--name",
+                "e2e",
+                "--listen-client-urls",
+                f"http://127.0.0.1:{etcd_port}",
+                "--advertise-client-urls",
+                f"http://127.0.0.1:{etcd_port}",
+                "--listen-peer-urls",
+                f"http://127.0.0.1:{peer_port}",
+                "--initial-advertise-peer-urls",
+                f"http://127.0.0.1:{peer_port}",
+                "--initial-cluster",
+                f"e2e=http://127.0.0.1:{peer_port}",
+            ],
+            stdout=logs[0],
+            stderr=subprocess.STDOUT,
         )
         api = subprocess.Popen(
-            ["kube-apiserver",
-             f"--etcd-servers=http://127.0.0.1:{etcd_port}",
-             f"--secure-port={api_port}", "--bind-address=127.0.0.1",
-             "--advertise-address=127.0.0.1", f"--cert-dir={d / 'certs'}",
-             "--service-account-issuer=https://kubernetes.default.svc",
-             f"--service-account-key-file={d / 'sa.pub'}",
-             f"--service-account-signing-key-file={d / 'sa.key'}",
-             "--authorization-mode=RBAC", f"--token-auth-file={d / 'tokens.csv'}",
-             "--service-cluster-ip-range=10.0.0.0/24"],
-            stdout=logs[1], stderr=subprocess.STDOUT,
+            [
+                "kube-apiserver",
+                f"--etcd-servers=http://127.0.0.1:{etcd_port}",
+                f"--secure-port={api_port}",
+                "--bind-address=127.0.0.1",
+                "--advertise-address=127.0.0.1",
+                f"--cert-dir={d / 'certs'}",
+                "--service-account-issuer=https://kubernetes.default.svc",
+                f"--service-account-key-file={d / 'sa.pub'}",
+                f"--service-account-signing-key-file={d / 'sa.key'}",
+                "--authorization-mode=RBAC",
+                f"--token-auth-file={d / 'tokens.csv'}",
+                "--service-cluster-ip-range=10.0.0.0/24",
+            ],
+            stdout=logs[1],
+            stderr=subprocess.STDOUT,
         )
         procs = [etcd, api]
         try:

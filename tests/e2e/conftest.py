@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
+
 from apiserver import free_port, local_apiserver, why_unavailable
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,10 +35,17 @@ class Kube:
         self.kubeconfig = kubeconfig
         self.env = {**os.environ, "KUBECONFIG": str(kubeconfig)}
 
-    def run(self, *args: str, stdin: str | None = None, check: bool = True
-            ) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run(["kubectl", *args], input=stdin, text=True, capture_output=True,
-                              env=self.env, timeout=60)
+    def run(
+        self, *args: str, stdin: str | None = None, check: bool = True
+    ) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run(
+            ["kubectl", *args],
+            input=stdin,
+            text=True,
+            capture_output=True,
+            env=self.env,
+            timeout=60,
+        )
         if check and proc.returncode:
             raise AssertionError(f"kubectl {' '.join(args)} failed: {proc.stderr}")
         return proc
@@ -61,28 +69,55 @@ class Kube:
 
     def add_node(self, name: str, labels: dict[str, str] | None = None, cpu: str = "4") -> None:
         """A fake Node: created, the not-ready taint removed, status Ready with capacity."""
-        self.apply({"apiVersion": "v1", "kind": "Node",
-                    "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name,
-                                                          **(labels or {})}}})
-        self.run("patch", "node", name, "--type=json",
-                 "-p", '[{"op": "replace", "path": "/spec/taints", "value": []}]', check=False)
-        status = {"status": {
-            "capacity": {"cpu": cpu, "memory": "8Gi", "pods": "110"},
-            "allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "110"},
-            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
-                            "message": "fake node", "lastHeartbeatTime": None,
-                            "lastTransitionTime": None}],
-        }}
-        self.run("patch", "node", name, "--subresource=status", "--type=merge",
-                 "-p", json.dumps(status))
+        self.apply(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {
+                    "name": name,
+                    "labels": {"kubernetes.io/hostname": name, **(labels or {})},
+                },
+            }
+        )
+        self.run(
+            "patch",
+            "node",
+            name,
+            "--type=json",
+            "-p",
+            '[{"op": "replace", "path": "/spec/taints", "value": []}]',
+            check=False,
+        )
+        status = {
+            "status": {
+                "capacity": {"cpu": cpu, "memory": "8Gi", "pods": "110"},
+                "allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "110"},
+                "conditions": [
+                    {
+                        "type": "Ready",
+                        "status": "True",
+                        "reason": "KubeletReady",
+                        "message": "fake node",
+                        "lastHeartbeatTime": None,
+                        "lastTransitionTime": None,
+                    }
+                ],
+            }
+        }
+        self.run(
+            "patch", "node", name, "--subresource=status", "--type=merge", "-p", json.dumps(status)
+        )
 
     def node_of(self, pod: str, namespace: str = "default") -> str:
         return str(self.get("pod", pod, "-n", namespace)["spec"].get("nodeName") or "")
 
     def events_for(self, kind: str, name: str, namespace: str = "default") -> list[dict[str, Any]]:
         items = self.get("events", "-n", namespace)["items"]
-        return [e for e in items
-                if e["involvedObject"]["kind"] == kind and e["involvedObject"]["name"] == name]
+        return [
+            e
+            for e in items
+            if e["involvedObject"]["kind"] == kind and e["involvedObject"]["name"] == name
+        ]
 
 
 @pytest.fixture(scope="session")
@@ -103,8 +138,12 @@ def kubeconfig() -> Iterator[Path]:
 def kube(kubeconfig: Path) -> Kube:
     k = Kube(kubeconfig)
     k.run("apply", "-f", str(CRD))
-    k.run("wait", "--for=condition=Established", "crd/schedulerprofiles.multisched.dev",
-          "--timeout=30s")
+    k.run(
+        "wait",
+        "--for=condition=Established",
+        "crd/schedulerprofiles.multisched.dev",
+        "--timeout=30s",
+    )
     # No controller manager: the default ServiceAccount that pod admission wants.
     k.run("create", "serviceaccount", "default", "-n", "default", check=False)
     return k
@@ -118,9 +157,19 @@ class Operator:
         self.log_path = tmp / f"operator-{self.port}.log"
         self.log = self.log_path.open("wb")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "multisched", "run", "--all-namespaces",
-             "--metrics-port", str(self.port), *extra],
-            env={**kube.env, "PYTHONUNBUFFERED": "1"}, stdout=self.log, stderr=subprocess.STDOUT,
+            [
+                sys.executable,
+                "-m",
+                "multisched",
+                "run",
+                "--all-namespaces",
+                "--metrics-port",
+                str(self.port),
+                *extra,
+            ],
+            env={**kube.env, "PYTHONUNBUFFERED": "1"},
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
         )
 
     def output(self) -> str:
@@ -138,8 +187,9 @@ class Operator:
 
 
 @pytest.fixture
-def start_operator(kube: Kube, tmp_path: Path, request: pytest.FixtureRequest
-                   ) -> Iterator[Callable[..., Operator]]:
+def start_operator(
+    kube: Kube, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[Callable[..., Operator]]:
     started: list[Operator] = []
 
     def start(*extra: str) -> Operator:

@@ -1,8 +1,8 @@
 """Cases from upstream nodeunschedulable/node_unschedulable_test.go."""
 
 import pytest
-from builders import make_node, make_pod
 
+from builders import make_node, make_pod
 from multisched.framework import Code, CycleState
 from multisched.plugins.node_unschedulable import NodeUnschedulable
 

@@ -1,7 +1,6 @@
 """Queue behaviour after upstream scheduling_queue_test.go."""
 
 from builders import make_pod
-
 from multisched.queue import QueuedPodInfo, SchedulingQueue
 
 

@@ -87,9 +87,13 @@ class RecordingBinder:
 ALL = [FifoSort, CpuFit, LabelScore, OnlyNamed, RecordingBinder]
 
 
-def profile(name: str = "test", *, score: tuple[str, ...] = ("LabelScore",),
-            percentage: int | None = None, weights: dict[str, int] | None = None
-            ) -> ResolvedProfile:
+def profile(
+    name: str = "test",
+    *,
+    score: tuple[str, ...] = ("LabelScore",),
+    percentage: int | None = None,
+    weights: dict[str, int] | None = None,
+) -> ResolvedProfile:
     return ResolvedProfile(
         scheduler_name=name,
         percentage_of_nodes_to_score=percentage,

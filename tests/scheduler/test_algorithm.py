@@ -3,9 +3,9 @@
 import random
 
 import pytest
+
 from builders import make_pod, node_dict
 from fakes import CpuFit, framework, profile
-
 from multisched.cache import Cache
 from multisched.framework import CycleState, FitError
 from multisched.scheduler import Algorithm, SchedulingError, num_feasible_nodes_to_find

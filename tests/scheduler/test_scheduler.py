@@ -4,7 +4,6 @@ from typing import Any
 
 from builders import make_pod, node_dict
 from fakes import ALL, RecordingBinder, config, profile
-
 from multisched.cache import Cache, PodInfo
 from multisched.framework import Registry, Status
 from multisched.scheduler import Scheduler
@@ -36,9 +35,7 @@ def _scheduler(**kw: Any) -> tuple[Scheduler, Events]:
     cache = Cache()
     cache.add_node(node_dict("small", cpu="1", labels={"score": "10"}))
     cache.add_node(node_dict("big", cpu="4", labels={"score": "90"}))
-    sched = Scheduler(
-        kw.pop("cfg", config()), Registry(ALL), cache=cache, events=events, **kw
-    )
+    sched = Scheduler(kw.pop("cfg", config()), Registry(ALL), cache=cache, events=events, **kw)
     return sched, events
 
 
@@ -89,7 +86,10 @@ async def test_same_failure_not_reposted_within_max_backoff() -> None:
     sched.on_pod(pod)
     await _drain(sched)
     expected = (
-        "FailedScheduling", "test", "default/huge", "Unschedulable",
+        "FailedScheduling",
+        "test",
+        "default/huge",
+        "Unschedulable",
         "0/2 nodes are available: 2 Insufficient cpu.",
     )
     assert events.log == [expected]
@@ -112,7 +112,7 @@ async def test_same_failure_not_reposted_within_max_backoff() -> None:
 
 async def test_binding_failure_forgets_assumption_and_requeues() -> None:
     sched, events = _scheduler()
-    RecordingBinder.fail_with = Status.error("pods \"web\" already bound (409)")
+    RecordingBinder.fail_with = Status.error('pods "web" already bound (409)')
     pod = make_pod("web", scheduler_name="test", requests={"cpu": "2"})
     sched.on_pod(pod)
     await _drain(sched)

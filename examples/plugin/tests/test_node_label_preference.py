@@ -3,20 +3,22 @@
 from importlib.metadata import entry_points
 
 import pytest
-
-from multisched.cache import NodeInfo, PodInfo
-from multisched.framework import Code, CycleState
-from multisched.scheduler import default_registry
 from multisched_example_plugin.node_label_preference import (
     NodeLabelPreference,
     NodeLabelPreferenceArgs,
 )
 
+from multisched.cache import NodeInfo, PodInfo
+from multisched.framework import Code, CycleState
+from multisched.scheduler import default_registry
+
 
 def _node(name: str, **labels: str) -> NodeInfo:
     return NodeInfo.from_node(
-        {"metadata": {"name": name, "labels": labels},
-         "status": {"allocatable": {"cpu": "1", "memory": "1Gi", "pods": "10"}}}
+        {
+            "metadata": {"name": name, "labels": labels},
+            "status": {"allocatable": {"cpu": "1", "memory": "1Gi", "pods": "10"}},
+        }
     )
 
 

@@ -19,7 +19,7 @@ class SelectorError(ValueError):
 class Requirement:
     """One ``key op values`` term of a label selector or node selector."""
 
-    __slots__ = ("key", "op", "values", "number")
+    __slots__ = ("key", "number", "op", "values")
 
     def __init__(self, key: str, op: str, values: Sequence[str] = ()) -> None:
         self.key = key
@@ -86,7 +86,9 @@ class LabelSelector:
         ]
         for req in reqs:
             if req.op in ("Gt", "Lt"):
-                raise SelectorError(f"{req.key}: operator {req.op} is not valid in a label selector")
+                raise SelectorError(
+                    f"{req.key}: operator {req.op} is not valid in a label selector"
+                )
         return cls(raw.get("matchLabels") or {}, reqs)
 
     def is_empty(self) -> bool:

@@ -102,9 +102,7 @@ class AffinityTerm:
         # A nil labelSelector matches nothing upstream; model it as an impossible selector.
         sel_raw = raw.get("labelSelector")
         selector = (
-            LabelSelector.parse(sel_raw)
-            if sel_raw is not None
-            else LabelSelector({}, [_NOTHING])
+            LabelSelector.parse(sel_raw) if sel_raw is not None else LabelSelector({}, [_NOTHING])
         )
         return cls(namespaces, selector, raw.get("topologyKey") or "", ns_selector)
 
@@ -250,9 +248,12 @@ class PodInfo:
         self.containers_images = tuple(
             c["image"] for c in (*init_containers, *containers) if c.get("image")
         )
+        # Upstream ``GetHostPorts``: only sidecars among init containers hold their ports
+        # for the pod's lifetime.
+        sidecars = [c for c in init_containers if c.get("restartPolicy") == "Always"]
         self.host_ports = tuple(
             (p.get("hostIP") or "0.0.0.0", p.get("protocol") or "TCP", int(p["hostPort"]))
-            for c in (*init_containers, *containers)
+            for c in (*sidecars, *containers)
             for p in c.get("ports") or ()
             if int(p.get("hostPort") or 0) > 0
         )

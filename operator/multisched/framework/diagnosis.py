@@ -41,5 +41,6 @@ class FitError(Exception):
             if histogram:
                 msg += f" {', '.join(histogram)}."
         if d.post_filter_msg:
-            msg += f" {d.post_filter_msg}."
+            # Current upstream prints one period even when the PostFilter message has its own.
+            msg += f" {d.post_filter_msg.rstrip('.')}."
         return msg

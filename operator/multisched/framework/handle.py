@@ -6,6 +6,7 @@ The runtime implements ``Handle``; the operator or the simulator supplies a
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
@@ -51,10 +52,17 @@ class PodNominator(Protocol):
 
     def delete_nominated_pod(self, pod: PodInfo) -> None: ...
 
+    def nominated_node(self, uid: str) -> str | None: ...
+
 
 class Handle(Protocol):
     @property
     def profile_name(self) -> str: ...
+
+    @property
+    def rng(self) -> random.Random:
+        """The scheduler's random source (seeded by ``simulate --seed``)."""
+        ...
 
     @property
     def snapshot(self) -> Snapshot: ...

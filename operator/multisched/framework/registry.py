@@ -38,7 +38,9 @@ class PluginEntry:
         if not isinstance(name, str) or not name:
             raise RegistryError(f"plugin class {factory!r} has no 'name' attribute")
         points = frozenset(
-            point for point, method in EXTENSION_METHODS.items() if callable(getattr(factory, method, None))
+            point
+            for point, method in EXTENSION_METHODS.items()
+            if callable(getattr(factory, method, None))
         )
         if not points:
             raise RegistryError(f"plugin {name} implements no extension point")

@@ -49,6 +49,9 @@ class _NoNominator:
     def delete_nominated_pod(self, pod: PodInfo) -> None:
         pass
 
+    def nominated_node(self, uid: str) -> str | None:
+        return None
+
 
 class PluginScores:
     """One score plugin's raw and weighted scores for the nodes of a cycle (for --explain)."""
@@ -163,7 +166,8 @@ class Framework:
                 if status.is_rejected():
                     return None, status
                 return None, Status(
-                    Code.ERROR, f"running PreFilter plugin {pl.name!r}: {status.message()}",
+                    Code.ERROR,
+                    f'running PreFilter plugin "{pl.name}": {status.message()}',
                     plugin=pl.name,
                 )
             if r is not None and not r.all_nodes():
@@ -195,7 +199,7 @@ class Framework:
             if status is not None and status.code != Code.SUCCESS:
                 if not status.is_rejected():
                     status = Status(
-                        Code.ERROR, f"running {name!r} filter plugin: {status.message()}"
+                        Code.ERROR, f'running "{name}" filter plugin: {status.message()}'
                     )
                 status.plugin = name
                 return status
@@ -247,7 +251,11 @@ class Framework:
         for name, ext in self._extensions(state):
             status = ext.add_pod(state, pod, pod_to_add, node)
             if status is not None and not status.is_success():
-                return Status(Code.ERROR, f"running AddPod on PreFilter plugin {name!r}: {status.message()}", plugin=name)
+                return Status(
+                    Code.ERROR,
+                    f'running AddPod on PreFilter plugin "{name}": {status.message()}',
+                    plugin=name,
+                )
         return None
 
     def run_pre_filter_extension_remove_pod(
@@ -256,7 +264,11 @@ class Framework:
         for name, ext in self._extensions(state):
             status = ext.remove_pod(state, pod, pod_to_remove, node)
             if status is not None and not status.is_success():
-                return Status(Code.ERROR, f"running RemovePod on PreFilter plugin {name!r}: {status.message()}", plugin=name)
+                return Status(
+                    Code.ERROR,
+                    f'running RemovePod on PreFilter plugin "{name}": {status.message()}',
+                    plugin=name,
+                )
         return None
 
     async def run_post_filter(
@@ -289,7 +301,11 @@ class Framework:
             if status.is_skip():
                 state.skip_score_plugins.add(pl.name)
                 continue
-            return Status(Code.ERROR, f"running PreScore plugin {pl.name!r}: {status.message()}", plugin=pl.name)
+            return Status(
+                Code.ERROR,
+                f'running PreScore plugin "{pl.name}": {status.message()}',
+                plugin=pl.name,
+            )
         return None
 
     def run_score(
@@ -311,12 +327,12 @@ class Framework:
                     if status is not None and not status.is_success():
                         raise PluginError(status.message())
             except PluginError as exc:
-                raise PluginError(f"running Score plugin {pl.name!r}: {exc}") from exc
+                raise PluginError(f'running Score plugin "{pl.name}": {exc}') from exc
             raw = list(scores) if explain else scores
             for i, s in enumerate(scores):
                 if s > MAX_NODE_SCORE or s < MIN_NODE_SCORE:
                     raise PluginError(
-                        f"plugin {pl.name!r} returns an invalid score {s}, it should in the "
+                        f'plugin "{pl.name}" returns an invalid score {s}, it should in the '
                         f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
                     )
                 totals[i] += s * weight
@@ -330,7 +346,11 @@ class Framework:
             if status is not None and not status.is_success():
                 if status.is_rejected():
                     return status.with_plugin(pl.name)
-                return Status(Code.ERROR, f"running Reserve plugin {pl.name!r}: {status.message()}", plugin=pl.name)
+                return Status(
+                    Code.ERROR,
+                    f'running Reserve plugin "{pl.name}": {status.message()}',
+                    plugin=pl.name,
+                )
         return None
 
     def run_unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
@@ -352,7 +372,9 @@ class Framework:
             if status.code == Code.WAIT:
                 timeouts[pl.name] = min(timeout, 15 * 60.0)
                 continue
-            return Status(Code.ERROR, f"running Permit plugin {pl.name!r}: {status.message()}", plugin=pl.name)
+            return Status(
+                Code.ERROR, f'running Permit plugin "{pl.name}": {status.message()}', plugin=pl.name
+            )
         if timeouts:
             self.waiting_pods[pod.uid] = WaitingPod(pod, timeouts)
             return Status(Code.WAIT, f"one or more plugins asked to wait: {sorted(timeouts)}")

@@ -16,7 +16,10 @@ class WaitingPod:
         self._result: asyncio.Future[Status | None] = asyncio.get_running_loop().create_future()
         self._timers = [
             asyncio.get_running_loop().call_later(
-                seconds, self.reject, name, f"rejected due to timeout after waiting {seconds}s at plugin {name}"
+                seconds,
+                self.reject,
+                name,
+                f"rejected due to timeout after waiting {seconds}s at plugin {name}",
             )
             for name, seconds in timeouts.items()
         ]

@@ -64,7 +64,9 @@ def is_dns1123_subdomain(value: str) -> list[str]:
 def is_qualified_name(value: str) -> list[str]:
     """``validation.IsQualifiedName``: an optional DNS subdomain prefix, '/', and a name."""
     errs: list[str] = []
-    name_error = _regex_error(_QUALIFIED_NAME_MSG, _QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")
+    name_error = _regex_error(
+        _QUALIFIED_NAME_MSG, _QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc"
+    )
     parts = value.split("/")
     if len(parts) == 1:
         name = parts[0]
@@ -150,24 +152,32 @@ def _requirement_errors(path: str, req: Mapping[str, Any]) -> list[str]:
         errs.append(invalid(f"{path}.key", key, "; ".join(key_msgs)))
     if op in ("In", "NotIn") and not values:
         errs.append(
-            invalid(f"{path}.values", values, "for 'in', 'notin' operators, values set can't be empty")
+            invalid(
+                f"{path}.values", values, "for 'in', 'notin' operators, values set can't be empty"
+            )
         )
     elif op in ("Exists", "DoesNotExist") and values:
         errs.append(
-            invalid(f"{path}.values", values, "values set must be empty for exists and does not exist")
+            invalid(
+                f"{path}.values", values, "values set must be empty for exists and does not exist"
+            )
         )
     elif op in ("Gt", "Lt"):
         if len(values) != 1:
             errs.append(
                 invalid(
-                    f"{path}.values", values, "for 'Gt', 'Lt' operators, exactly one value is required"
+                    f"{path}.values",
+                    values,
+                    "for 'Gt', 'Lt' operators, exactly one value is required",
                 )
             )
         for i, v in enumerate(values):
             if not re.fullmatch(r"[+-]?[0-9]+", v):
                 errs.append(
                     invalid(
-                        f"{path}.values[{i}]", v, "for 'Gt', 'Lt' operators, the value must be an integer"
+                        f"{path}.values[{i}]",
+                        v,
+                        "for 'Gt', 'Lt' operators, the value must be an integer",
                     )
                 )
     for i, v in enumerate(values):

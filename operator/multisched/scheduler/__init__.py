@@ -1,7 +1,18 @@
 """The schedule-one loop and everything needed to run it without an API server."""
 
-from .algorithm import Algorithm, Explain, ScheduleResult, SchedulingError, num_feasible_nodes_to_find
-from .events import REASON_SCHEDULER_ERROR, REASON_UNSCHEDULABLE, SchedulerObserver, SchedulingEvents
+from .algorithm import (
+    Algorithm,
+    Explain,
+    ScheduleResult,
+    SchedulingError,
+    num_feasible_nodes_to_find,
+)
+from .events import (
+    REASON_SCHEDULER_ERROR,
+    REASON_UNSCHEDULABLE,
+    SchedulerObserver,
+    SchedulingEvents,
+)
 from .registry import default_registry
 from .scheduler import Outcome, Scheduler
 

@@ -165,9 +165,7 @@ class Algorithm:
                 record.verdicts.update(dict.fromkeys((n.name for n in feasible), None))
             return feasible
         run = (
-            fwk.run_filter_plugins_with_nominated_pods
-            if fwk.nominator
-            else fwk.run_filter_plugins
+            fwk.run_filter_plugins_with_nominated_pods if fwk.nominator else fwk.run_filter_plugins
         )
         feasible = []
         failed = diagnosis.node_to_status

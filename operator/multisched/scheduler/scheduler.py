@@ -101,7 +101,9 @@ class Scheduler:
             for prof in config.profiles
         }
 
-    def set_config(self, config: ResolvedConfig, profiles: dict[str, Framework] | None = None) -> None:
+    def set_config(
+        self, config: ResolvedConfig, profiles: dict[str, Framework] | None = None
+    ) -> None:
         """Swap in a new configuration between cycles; pods of new names get queued by caller."""
         built = profiles if profiles is not None else self.build_profiles(config)
         self.profiles = built
@@ -211,15 +213,23 @@ class Scheduler:
     ) -> Outcome:
         pod = qpi.pod
         nominated = ""
+        clear = False
         if fwk.post_filter_plugins:
             result, status = await fwk.run_post_filter(state, pod, err.diagnosis.node_to_status)
-            if status.code not in (Code.SUCCESS,) and status.message():
+            if status.code != Code.SUCCESS and status.message():
                 err.diagnosis.post_filter_msg = status.message()
-            if result is not None and result.nominated_node_name:
+            if result is not None:
                 nominated = result.nominated_node_name
+                # An empty nomination from PostFilter clears a stale one (upstream ModeOverride).
+                clear = not nominated and bool(
+                    pod.nominated_node_name or self.queue.nominator.nominated_node(pod.uid)
+                )
         message = err.message()
-        if nominated:
-            self.queue.nominator.add_nominated_pod(pod, nominated)
+        if nominated or clear:
+            if nominated:
+                self.queue.nominator.add_nominated_pod(pod, nominated)
+            else:
+                self.queue.nominator.delete_nominated_pod(pod)
             if self.client is not None:
                 try:
                     await self.client.set_nominated_node(pod, nominated)
@@ -254,8 +264,9 @@ class Scheduler:
             self.cache.forget_pod(assumed)
             fwk.waiting_pods.pop(pod.uid, None)
             reason = REASON_UNSCHEDULABLE if status.is_rejected() else REASON_SCHEDULER_ERROR
-            await self._fail(fwk, qpi, reason, status.message(), {status.plugin},
-                             error=not status.is_rejected())
+            await self._fail(
+                fwk, qpi, reason, status.message(), {status.plugin}, error=not status.is_rejected()
+            )
             self.observer.attempt(fwk.profile_name, "unschedulable", self.clock() - start)
             return self._emit(Outcome(pod, "unschedulable", message=status.message()))
         self.queue.nominator.delete_nominated_pod(pod)
@@ -296,8 +307,12 @@ class Scheduler:
             self.queue.move_all_to_active_or_backoff("AssignedPodDelete")
             rejected = status.is_rejected()
             await self._fail(
-                fwk, qpi, REASON_UNSCHEDULABLE if rejected else REASON_SCHEDULER_ERROR,
-                status.message(), {status.plugin} if status.plugin else set(), error=not rejected,
+                fwk,
+                qpi,
+                REASON_UNSCHEDULABLE if rejected else REASON_SCHEDULER_ERROR,
+                status.message(),
+                {status.plugin} if status.plugin else set(),
+                error=not rejected,
             )
             self._emit(Outcome(pod, "error", message=status.message()))
             return

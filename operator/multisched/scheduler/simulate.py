@@ -104,7 +104,9 @@ class ClusterInput:
             kind = doc.get("kind")
             if kind == "List":
                 items = doc.get("items") or []
-                out._merge(cls.from_documents((f"{where} items[{i}]", it) for i, it in enumerate(items)))
+                out._merge(
+                    cls.from_documents((f"{where} items[{i}]", it) for i, it in enumerate(items))
+                )
                 continue
             out._add(where, kind, doc)
         return out
@@ -145,9 +147,11 @@ class ClusterInput:
         elif kind == "PodDisruptionBudget":
             self.pdbs[f"{meta.get('namespace', 'default')}/{name}"] = dict(doc)
         else:
-            raise InputError(f"{label}: unsupported kind (expected Node, Pod, PriorityClass, "
-                             "Namespace, PodDisruptionBudget, SchedulerProfile or "
-                             "KubeSchedulerConfiguration)")
+            raise InputError(
+                f"{label}: unsupported kind (expected Node, Pod, PriorityClass, "
+                "Namespace, PodDisruptionBudget, SchedulerProfile or "
+                "KubeSchedulerConfiguration)"
+            )
 
     def priority_of(self, label: str, raw: Mapping[str, Any]) -> int:
         spec = raw.get("spec") or {}
@@ -156,7 +160,9 @@ class ClusterInput:
         class_name = spec.get("priorityClassName")
         if class_name:
             if class_name not in self.priority_classes:
-                raise InputError(f"{label}: spec.priorityClassName: no PriorityClass {class_name!r}")
+                raise InputError(
+                    f"{label}: spec.priorityClassName: no PriorityClass {class_name!r}"
+                )
             return self.priority_classes[class_name]
         return self.default_priority
 
@@ -222,12 +228,14 @@ async def simulate(
             placement = Placement(pod, "Preempted", message=client.preempted[pod.key])
         elif outcome is None:
             placement = Placement(
-                pod, "Pending",
+                pod,
+                "Pending",
                 message=f"no profile for schedulerName {pod.scheduler_name!r}; left Pending",
             )
         elif outcome.result == "scheduled":
-            placement = Placement(pod, "Scheduled", outcome.node,
-                                  f"Successfully assigned {pod.key} to {outcome.node}")
+            placement = Placement(
+                pod, "Scheduled", outcome.node, f"Successfully assigned {pod.key} to {outcome.node}"
+            )
         elif outcome.result == "unschedulable":
             placement = Placement(pod, "Unschedulable", message=outcome.message)
         else:

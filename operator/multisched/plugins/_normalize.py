@@ -1,0 +1,15 @@
+"""Upstream ``helper.DefaultNormalizeScore``: scale to 0..max, optionally reversed."""
+
+from __future__ import annotations
+
+
+def default_normalize_score(max_priority: int, reverse: bool, scores: list[int]) -> None:
+    """Rescale ``scores`` in place so the highest becomes ``max_priority`` (Go int math)."""
+    highest = max(scores, default=0)
+    if highest == 0:
+        if reverse:
+            scores[:] = [max_priority] * len(scores)
+        return
+    for i, score in enumerate(scores):
+        scaled = max_priority * score // highest
+        scores[i] = max_priority - scaled if reverse else scaled

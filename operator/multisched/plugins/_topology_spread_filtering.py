@@ -1,0 +1,180 @@
+"""PodTopologySpread hard constraints (upstream filtering.go).
+
+PreFilter counts matching pods per topology domain of every constraint over all nodes;
+Filter is then a dict look-up per constraint. AddPod/RemovePod keep the counts and the
+critical paths current while preemption dry-runs victims.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from multisched.cache import NodeInfo, PodInfo
+
+from ._node_affinity_required import RequiredNodeAffinity
+from ._topology_spread_common import (
+    Constraint,
+    PodCountMemo,
+    has_untolerated_taint,
+    node_has_keys,
+)
+
+_MAX_INT32 = 2**31 - 1
+
+
+class CriticalPaths:
+    """The two domains with the fewest matching pods; ``num0`` is always the minimum.
+
+    ``num1`` is >= ``num0`` but not necessarily the second minimum: enough because
+    preemption only removes pods from one node per state copy (upstream's caveat).
+    """
+
+    __slots__ = ("num0", "num1", "value0", "value1")
+
+    def __init__(self) -> None:
+        self.value0 = ""
+        self.num0 = _MAX_INT32
+        self.value1 = ""
+        self.num1 = _MAX_INT32
+
+    def copy(self) -> CriticalPaths:
+        twin = CriticalPaths.__new__(CriticalPaths)
+        twin.value0, twin.num0, twin.value1, twin.num1 = (
+            self.value0,
+            self.num0,
+            self.value1,
+            self.num1,
+        )
+        return twin
+
+    def update(self, value: str, num: int) -> None:
+        if value == self.value0:
+            self.num0 = num
+        elif value == self.value1:
+            self.num1 = num
+        else:
+            if num < self.num0:
+                self.value1, self.num1 = self.value0, self.num0
+                self.value0, self.num0 = value, num
+            elif num < self.num1:
+                self.value1, self.num1 = value, num
+            return
+        if self.num0 > self.num1:
+            self.value0, self.num0, self.value1, self.num1 = (
+                self.value1,
+                self.num1,
+                self.value0,
+                self.num0,
+            )
+
+
+class PreFilterState:
+    """Per constraint (by index): matching pods per topology value and the critical paths."""
+
+    __slots__ = ("constraints", "critical_paths", "required", "self_match", "tp_value_to_match_num")
+
+    def __init__(
+        self,
+        constraints: list[Constraint],
+        tp_value_to_match_num: list[dict[str, int]],
+        critical_paths: list[CriticalPaths],
+        self_match: list[int],
+        required: RequiredNodeAffinity,
+    ) -> None:
+        self.constraints = constraints
+        self.tp_value_to_match_num = tp_value_to_match_num
+        self.critical_paths = critical_paths
+        #: 1 where the incoming pod matches the constraint's own selector.
+        self.self_match = self_match
+        self.required = required
+
+    def clone(self) -> PreFilterState:
+        """Counts and paths are copied (preemption mutates them); the rest is shared."""
+        return PreFilterState(
+            self.constraints,
+            [dict(m) for m in self.tp_value_to_match_num],
+            [p.copy() for p in self.critical_paths],
+            self.self_match,
+            self.required,
+        )
+
+    def min_match_num(self, i: int) -> int:
+        """The global minimum of constraint ``i``: 0 while there are fewer than minDomains."""
+        if len(self.tp_value_to_match_num[i]) < self.constraints[i].min_domains:
+            return 0
+        return self.critical_paths[i].num0
+
+    def update_with_pod(
+        self, updated: PodInfo, preemptor: PodInfo, node: NodeInfo, delta: int
+    ) -> None:
+        """``updateWithPod``: count ``updated`` in (delta=1) or out (delta=-1) on ``node``."""
+        if updated.namespace != preemptor.namespace:
+            return
+        labels = node.labels
+        constraints = self.constraints
+        if not node_has_keys(labels, constraints):
+            return
+        for i, c in enumerate(constraints):
+            if not c.selector.matches(updated.labels):
+                continue
+            if c.honor_node_affinity and not self.required.matches(node):
+                continue
+            if c.honor_node_taints and has_untolerated_taint(node, preemptor.tolerations):
+                continue
+            value = labels[c.topology_key]
+            counts = self.tp_value_to_match_num[i]
+            num = counts.get(value, 0) + delta
+            counts[value] = num
+            self.critical_paths[i].update(value, num)
+
+
+def compute_pre_filter_state(
+    constraints: list[Constraint], pod: PodInfo, nodes: Sequence[NodeInfo], memo: PodCountMemo
+) -> PreFilterState:
+    """``calPreFilterState`` over all nodes (not only those passing the filters)."""
+    count = memo.count
+    required = RequiredNodeAffinity(pod)
+    need_affinity = any(c.honor_node_affinity for c in constraints)
+    need_taints = any(c.honor_node_taints for c in constraints)
+    tolerations = pod.tolerations
+    namespace = pod.namespace
+    counts: list[dict[str, int]] = [{} for _ in constraints]
+    indexed = list(enumerate(constraints))
+    for node in nodes:
+        labels = node.labels
+        if not node_has_keys(labels, constraints):
+            continue
+        affinity_ok = required.matches(node) if need_affinity else True
+        taints_ok = not has_untolerated_taint(node, tolerations) if need_taints else True
+        for i, c in indexed:
+            if (c.honor_node_affinity and not affinity_ok) or (
+                c.honor_node_taints and not taints_ok
+            ):
+                continue
+            value = labels[c.topology_key]
+            domain = counts[i]
+            domain[value] = domain.get(value, 0) + count(node, c.selector, namespace)
+    paths = []
+    for domain in counts:
+        p = CriticalPaths()
+        for value, num in domain.items():
+            p.update(value, num)
+        paths.append(p)
+    self_match = [1 if c.selector.matches(pod.labels) else 0 for c in constraints]
+    return PreFilterState(constraints, counts, paths, self_match, required)
+
+
+def fits(state: PreFilterState, node: NodeInfo) -> int:
+    """0 if ``node`` satisfies every constraint, 1 if the skew is too large, 2 if a topology
+    label is missing (the two upstream failure reasons)."""
+    labels = node.labels
+    counts = state.tp_value_to_match_num
+    self_match = state.self_match
+    for i, c in enumerate(state.constraints):
+        value = labels.get(c.topology_key)
+        if value is None:
+            return 2
+        skew = counts[i].get(value, 0) + self_match[i] - state.min_match_num(i)
+        if skew > c.max_skew:
+            return 1
+    return 0

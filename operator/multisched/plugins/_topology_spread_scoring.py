@@ -1,0 +1,132 @@
+"""PodTopologySpread soft constraints (upstream scoring.go).
+
+PreScore counts matching pods per topology domain over all nodes, for the domains the
+candidate nodes are in; hostname constraints are counted per node in Score instead.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from multisched.cache import NodeInfo, PodInfo
+
+from ._node_affinity_required import RequiredNodeAffinity
+from ._topology_spread_args import LABEL_HOSTNAME
+from ._topology_spread_common import (
+    Constraint,
+    PodCountMemo,
+    has_untolerated_taint,
+    node_has_keys,
+)
+
+
+class PreScoreState:
+    __slots__ = ("constraints", "ignored_nodes", "is_hostname", "pod_counts", "weights")
+
+    def __init__(self, constraints: list[Constraint]) -> None:
+        self.constraints = constraints
+        #: Candidate nodes missing some topology key: scored 0.
+        self.ignored_nodes: set[str] = set()
+        #: Per constraint, matching pods per topology value (values of candidate nodes only).
+        self.pod_counts: list[dict[str, int]] = [{} for _ in constraints]
+        #: Per constraint, ``topologyNormalizingWeight`` of its number of domains.
+        self.weights: list[float] = []
+        self.is_hostname = [c.topology_key == LABEL_HOSTNAME for c in constraints]
+
+    def clone(self) -> PreScoreState:
+        return self
+
+
+def topology_normalizing_weight(size: int) -> float:
+    """log(size + 2): counts in topologies with many domains weigh more."""
+    return math.log(size + 2)
+
+
+def compute_pre_score_state(
+    constraints: list[Constraint],
+    pod: PodInfo,
+    filtered_nodes: Sequence[NodeInfo],
+    all_nodes: Sequence[NodeInfo],
+    require_all_topologies: bool,
+    memo: PodCountMemo,
+) -> PreScoreState:
+    """``initPreScoreState`` over the candidates, then the counts over every node."""
+    s = PreScoreState(constraints)
+    ignored = s.ignored_nodes
+    counted = [(i, c) for i, c in enumerate(constraints) if not s.is_hostname[i]]
+    for node in filtered_nodes:
+        labels = node.labels
+        if require_all_topologies and not node_has_keys(labels, constraints):
+            ignored.add(node.name)
+            continue
+        for i, c in counted:
+            s.pod_counts[i].setdefault(labels.get(c.topology_key, ""), 0)
+    candidates = len(filtered_nodes) - len(ignored)
+    s.weights = [
+        topology_normalizing_weight(candidates if s.is_hostname[i] else len(s.pod_counts[i]))
+        for i in range(len(constraints))
+    ]
+    if not counted:
+        return s
+    required = RequiredNodeAffinity(pod)
+    namespace = pod.namespace
+    tolerations = pod.tolerations
+    for node in all_nodes:
+        labels = node.labels
+        if require_all_topologies and not node_has_keys(labels, constraints):
+            continue
+        for i, c in counted:
+            if c.honor_node_affinity and not required.matches(node):
+                continue
+            if c.honor_node_taints and has_untolerated_taint(node, tolerations):
+                continue
+            domain = s.pod_counts[i]
+            value = labels.get(c.topology_key, "")
+            if value in domain:
+                domain[value] += memo.count(node, c.selector, namespace)
+    return s
+
+
+def _round_half_away(x: float) -> int:
+    """Go's ``math.Round`` (Python's ``round`` rounds half to even)."""
+    return math.floor(x + 0.5) if x >= 0 else -math.floor(-x + 0.5)
+
+
+def score_node(s: PreScoreState, pod: PodInfo, node: NodeInfo, memo: PodCountMemo) -> int:
+    if node.name in s.ignored_nodes:
+        return 0
+    labels = node.labels
+    total = 0.0
+    for i, c in enumerate(s.constraints):
+        value = labels.get(c.topology_key)
+        if value is None:
+            continue
+        if s.is_hostname[i]:
+            count = memo.count(node, c.selector, pod.namespace)
+        else:
+            count = s.pod_counts[i].get(value, 0)
+        total += count * s.weights[i] + (c.max_skew - 1)
+    return _round_half_away(total)
+
+
+def normalize(
+    s: PreScoreState, nodes: Sequence[NodeInfo], scores: list[int], max_node_score: int
+) -> None:
+    """Fewer matching pods scores higher: ``max * (maxScore + minScore - s) / maxScore``."""
+    ignored = s.ignored_nodes
+    valid = [i for i, node in enumerate(nodes) if not (ignored and node.name in ignored)]
+    if len(valid) != len(scores):
+        kept = set(valid)
+        for i in range(len(scores)):
+            if i not in kept:
+                scores[i] = 0
+    if not valid:
+        return
+    min_score = min(scores[i] for i in valid)
+    max_score = max(0, *(scores[i] for i in valid))
+    for i in valid:
+        if max_score == 0:
+            scores[i] = max_node_score
+        else:
+            scores[i] = max_node_score * (max_score + min_score - scores[i]) // max_score

@@ -1,0 +1,78 @@
+"""ImageLocality: prefer nodes that already hold the pod's images.
+
+Upstream ``imagelocality/image_locality.go``: each present image scores its size scaled
+by the share of nodes holding it (so one popular node does not attract every pod), and
+the sum is mapped onto 0..100 between 23MB and 1000MB per container. Init containers
+count, as upstream does.
+"""
+
+from __future__ import annotations
+
+from multisched.cache import ImageStateSummary, NodeInfo, PodInfo
+from multisched.framework import MAX_NODE_SCORE, CycleState, Handle
+
+NAME = "ImageLocality"
+
+_MB = 1024 * 1024
+#: Bounds of the score range: the size range of 90% of images on Docker Hub (upstream).
+MIN_THRESHOLD = 23 * _MB
+MAX_CONTAINER_THRESHOLD = 1000 * _MB
+
+_DEFAULT_IMAGE_TAG = "latest"
+
+
+def normalized_image_name(name: str) -> str:
+    """The CRI name the kubelet reports: an untagged image gets ``:latest``."""
+    if name.rfind(":") <= name.rfind("/"):
+        return f"{name}:{_DEFAULT_IMAGE_TAG}"
+    return name
+
+
+def scaled_image_score(state: ImageStateSummary, total_num_nodes: int) -> int:
+    spread = state.num_nodes / total_num_nodes
+    return int(float(state.size) * spread)
+
+
+def calculate_priority(sum_scores: int, num_containers: int) -> int:
+    max_threshold = MAX_CONTAINER_THRESHOLD * num_containers
+    if sum_scores < MIN_THRESHOLD:
+        sum_scores = MIN_THRESHOLD
+    elif sum_scores > max_threshold:
+        sum_scores = max_threshold
+    return MAX_NODE_SCORE * (sum_scores - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)
+
+
+class ImageLocality:
+    name = NAME
+
+    def __init__(self, args: object, handle: Handle) -> None:
+        self._handle = handle
+        # Normalized image names of the pod scored last: Score runs once per node for
+        # the same pod, so this avoids re-normalizing for every node.
+        self._last_pod: PodInfo | None = None
+        self._images: tuple[str, ...] = ()
+
+    def _pod_images(self, pod: PodInfo) -> tuple[str, ...]:
+        if pod is not self._last_pod:
+            self._images = tuple(normalized_image_name(i) for i in pod.containers_images)
+            self._last_pod = pod
+        return self._images
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
+        image_states = node.image_states
+        if not image_states:
+            return 0
+        images = self._pod_images(pod)
+        total_num_nodes = len(self._handle.snapshot.node_info_list)
+        if not images or total_num_nodes <= 0:
+            return 0
+        total = 0
+        for image in images:
+            summary = image_states.get(image)
+            if summary is not None:
+                total += scaled_image_score(summary, total_num_nodes)
+        # Every container (init ones included) has an image: the API requires it.
+        return calculate_priority(total, len(images))
+
+
+PLUGIN = ImageLocality

@@ -1,0 +1,33 @@
+"""NodeName: a pod that names its node (``spec.nodeName``) fits only that node.
+
+Upstream ``nodename/node_name.go``; a mismatch is unresolvable since preemption cannot
+rename a node.
+"""
+
+from __future__ import annotations
+
+from multisched.cache import NodeInfo, PodInfo
+from multisched.framework import CycleState, Handle, Status
+
+NAME = "NodeName"
+ERR_REASON = "node(s) didn't match the requested node name"
+
+
+def fits(pod: PodInfo, node: NodeInfo) -> bool:
+    return not pod.node_name or pod.node_name == node.name
+
+
+class NodeName:
+    name = NAME
+
+    def __init__(self, args: object, handle: Handle | None) -> None:
+        pass
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        wanted = pod.node_name
+        if not wanted or wanted == node.name:
+            return None
+        return Status.unresolvable(ERR_REASON)
+
+
+PLUGIN = NodeName

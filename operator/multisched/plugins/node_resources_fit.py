@@ -1,0 +1,314 @@
+"""NodeResourcesFit: filter nodes without room for the pod's requests; score by allocation.
+
+Follows upstream ``noderesources/fit.go``. PreFilter reduces the pod's request vector to the
+checks Filter makes (non-zero, not ignored), so Filter is a few int comparisons per node.
+PreScore resolves the pod's scoring requests for the configured strategy
+(LeastAllocated, MostAllocated or RequestedToCapacityRatio, see ``_resource_allocation``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, Field, field_validator, model_validator
+
+from multisched.cache import NodeInfo, PodInfo
+from multisched.framework import CycleState, Handle, PreFilterResult, Status
+
+from ._label_validation import aggregate, invalid, label_name_errors, not_supported, required
+from ._resource_allocation import (
+    LEAST_ALLOCATED,
+    MAX_CUSTOM_PRIORITY_SCORE,
+    MAX_UTILIZATION,
+    MOST_ALLOCATED,
+    REQUESTED_TO_CAPACITY_RATIO,
+    ArgsModel,
+    Entry,
+    NullableList,
+    ResourceSpec,
+    Scorer,
+    default_resources,
+    is_extended_resource_name,
+    is_scalar_resource_name,
+    least_allocated,
+    most_allocated,
+    pod_requests,
+    requested_to_capacity_ratio,
+    resolve_specs,
+    score_entries,
+)
+
+NAME = "NodeResourcesFit"
+PRE_FILTER_STATE_KEY = "PreFilter" + NAME
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+
+REASON_TOO_MANY_PODS = "Too many pods"
+
+#: Sorted, as ``sets.List`` prints them in the NotSupported message.
+SUPPORTED_SCORING_STRATEGY_TYPES = (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO)
+
+
+# -- args ------------------------------------------------------------------------------------
+
+
+class UtilizationShapePoint(ArgsModel):
+    utilization: int = 0
+    score: int = 0
+
+
+class RequestedToCapacityRatioParam(ArgsModel):
+    shape: NullableList[UtilizationShapePoint] = []
+
+
+class ScoringStrategy(ArgsModel):
+    """v1 ``ScoringStrategy``: no resources (or weight 0) default as upstream; no type does not."""
+
+    type: str = ""
+    resources: NullableList[ResourceSpec] = Field(default_factory=default_resources)
+    requested_to_capacity_ratio: RequestedToCapacityRatioParam | None = None
+
+    @field_validator("resources")
+    @classmethod
+    def _default_resources(cls, value: list[ResourceSpec]) -> list[ResourceSpec]:
+        return value or default_resources()
+
+
+def _default_strategy() -> ScoringStrategy:
+    return ScoringStrategy(type=LEAST_ALLOCATED)
+
+
+class NodeResourcesFitArgs(ArgsModel):
+    """Upstream ``NodeResourcesFitArgs`` with v1 defaults and ``ValidateNodeResourcesFitArgs``."""
+
+    ignored_resources: NullableList[str] = []
+    ignored_resource_groups: NullableList[str] = []
+    scoring_strategy: ScoringStrategy = Field(default_factory=_default_strategy)
+
+    @field_validator("scoring_strategy", mode="before")
+    @classmethod
+    def _null_strategy(cls, value: Any) -> Any:
+        return _default_strategy() if value is None else value
+
+    @model_validator(mode="after")
+    def _validate(self) -> NodeResourcesFitArgs:
+        errs: list[str] = []
+        for i, ignored in enumerate(self.ignored_resources):
+            errs += label_name_errors(f"ignoredResources[{i}]", ignored)
+        for i, group in enumerate(self.ignored_resource_groups):
+            path = f"ignoredResourceGroups[{i}]"
+            if "/" in group:
+                errs.append(invalid(path, group, "resource group name can't contain '/'"))
+            errs += label_name_errors(path, group)
+        strategy = self.scoring_strategy
+        if strategy.type not in SUPPORTED_SCORING_STRATEGY_TYPES:
+            errs.append(
+                not_supported(
+                    "scoringStrategy.type", strategy.type, SUPPORTED_SCORING_STRATEGY_TYPES
+                )
+            )
+        for i, res in enumerate(strategy.resources):
+            if not 0 < res.weight <= 100:
+                errs.append(
+                    invalid(
+                        f"scoringStrategy.resources[{i}].weight",
+                        res.weight,
+                        f"resource weight of {res.name} not in valid range (0, 100]",
+                    )
+                )
+        param = strategy.requested_to_capacity_ratio
+        if param is not None:
+            errs += _shape_errors(param.shape, "scoringStrategy.requestedToCapacityRatio.shape")
+        elif strategy.type == REQUESTED_TO_CAPACITY_RATIO:
+            # Upstream would dereference the missing parameter; say what is missing instead.
+            errs.append(
+                required(
+                    "scoringStrategy.requestedToCapacityRatio",
+                    f"a shape is needed for type {REQUESTED_TO_CAPACITY_RATIO}",
+                )
+            )
+        if errs:
+            raise ValueError(aggregate(errs))
+        return self
+
+
+def _shape_errors(shape: Sequence[UtilizationShapePoint], path: str) -> list[str]:
+    """Upstream ``validateFunctionShape``."""
+    if not shape:
+        return [required(path, "at least one point must be specified")]
+    errs = []
+    for i in range(1, len(shape)):
+        if shape[i - 1].utilization >= shape[i].utilization:
+            errs.append(
+                invalid(
+                    f"{path}[{i}].utilization",
+                    shape[i].utilization,
+                    "values must be sorted in increasing order",
+                )
+            )
+            break
+    for i, point in enumerate(shape):
+        if not 0 <= point.utilization <= MAX_UTILIZATION:
+            errs.append(
+                invalid(
+                    f"{path}[{i}].utilization",
+                    point.utilization,
+                    f"not in valid range [0, {MAX_UTILIZATION}]",
+                )
+            )
+        if not 0 <= point.score <= MAX_CUSTOM_PRIORITY_SCORE:
+            errs.append(
+                invalid(
+                    f"{path}[{i}].score",
+                    point.score,
+                    f"not in valid range [0, {MAX_CUSTOM_PRIORITY_SCORE}]",
+                )
+            )
+    return errs
+
+
+# -- cycle state -----------------------------------------------------------------------------
+
+
+class PreFilterState:
+    """The checks Filter makes for this pod (upstream ``preFilterState``, pre-digested).
+
+    ``scalars`` holds (name, request, reason) for every scalar request that is non-zero and
+    not ignored; ``checks`` is false when only the pod count matters.
+    """
+
+    __slots__ = ("checks", "ephemeral_storage", "memory", "milli_cpu", "scalars")
+
+    def __init__(
+        self,
+        milli_cpu: int,
+        memory: int,
+        ephemeral_storage: int,
+        scalars: tuple[tuple[str, int, str], ...],
+    ) -> None:
+        self.milli_cpu = milli_cpu
+        self.memory = memory
+        self.ephemeral_storage = ephemeral_storage
+        self.scalars = scalars
+        self.checks = bool(milli_cpu > 0 or memory > 0 or ephemeral_storage > 0 or scalars)
+
+
+class PreScoreState:
+    """The pod's scoring requests for the configured resources (upstream ``preScoreState``)."""
+
+    __slots__ = ("entries",)
+
+    def __init__(self, entries: tuple[Entry, ...]) -> None:
+        self.entries = entries
+
+
+# -- plugin ----------------------------------------------------------------------------------
+
+
+class NodeResourcesFit:
+    name = NAME
+    args_model: ClassVar[type[BaseModel] | None] = NodeResourcesFitArgs
+
+    def __init__(self, args: NodeResourcesFitArgs | None, handle: Handle) -> None:
+        args = args or NodeResourcesFitArgs()
+        self.ignored_resources = frozenset(args.ignored_resources)
+        self.ignored_resource_groups = frozenset(args.ignored_resource_groups)
+        strategy = args.scoring_strategy
+        self._specs = resolve_specs(strategy.resources, use_requested=False)
+        self._scorer: Scorer
+        if strategy.type == MOST_ALLOCATED:
+            self._scorer = most_allocated
+        elif strategy.type == REQUESTED_TO_CAPACITY_RATIO:
+            param = strategy.requested_to_capacity_ratio
+            shape = param.shape if param is not None else []
+            self._scorer = requested_to_capacity_ratio([(p.utilization, p.score) for p in shape])
+        else:
+            self._scorer = least_allocated
+
+    # -- PreFilter / Filter ------------------------------------------------------------------
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        state.write(PRE_FILTER_STATE_KEY, self._pre_filter_state(pod))
+        return None, None
+
+    def pre_filter_extensions(self) -> None:
+        return None
+
+    def _pre_filter_state(self, pod: PodInfo) -> PreFilterState:
+        req = pod.requests
+        scalars = tuple(
+            (name, qty, f"Insufficient {name}")
+            for name, qty in req.scalar.items()
+            if qty != 0 and is_scalar_resource_name(name) and not self._ignored(name)
+        )
+        return PreFilterState(req.milli_cpu, req.memory, req.ephemeral_storage, scalars)
+
+    def _ignored(self, name: str) -> bool:
+        """Only extended resources can be ignored, by name or by their domain prefix."""
+        if not is_extended_resource_name(name):
+            return False
+        return name in self.ignored_resources or (
+            bool(self.ignored_resource_groups)
+            and name.split("/", 1)[0] in self.ignored_resource_groups
+        )
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        s: PreFilterState | None = state.get(PRE_FILTER_STATE_KEY)
+        if s is None:
+            return Status.error(
+                f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found'
+            )
+        alloc = node.allocatable
+        too_many_pods = len(node.pods) + 1 > alloc.allowed_pod_number
+        if not s.checks:
+            return Status.unschedulable(REASON_TOO_MANY_PODS) if too_many_pods else None
+        used = node.requested
+        reasons = [REASON_TOO_MANY_PODS] if too_many_pods else []
+        unresolvable = False
+        cpu = s.milli_cpu
+        if cpu > 0 and cpu > alloc.milli_cpu - used.milli_cpu:
+            reasons.append("Insufficient cpu")
+            unresolvable = unresolvable or cpu > alloc.milli_cpu
+        memory = s.memory
+        if memory > 0 and memory > alloc.memory - used.memory:
+            reasons.append("Insufficient memory")
+            unresolvable = unresolvable or memory > alloc.memory
+        storage = s.ephemeral_storage
+        if storage > 0 and storage > alloc.ephemeral_storage - used.ephemeral_storage:
+            reasons.append("Insufficient ephemeral-storage")
+            unresolvable = unresolvable or storage > alloc.ephemeral_storage
+        if s.scalars:
+            alloc_scalar = alloc.scalar
+            used_scalar = used.scalar
+            for name, qty, reason in s.scalars:
+                cap = alloc_scalar.get(name, 0)
+                if qty > cap - used_scalar.get(name, 0):
+                    reasons.append(reason)
+                    unresolvable = unresolvable or qty > cap
+        if not reasons:
+            return None
+        # A request larger than the whole node cannot be helped by preemption.
+        if unresolvable:
+            return Status.unresolvable(*reasons)
+        return Status.unschedulable(*reasons)
+
+    # -- PreScore / Score --------------------------------------------------------------------
+
+    def _entries(self, pod: PodInfo) -> tuple[Entry, ...]:
+        return score_entries(self._specs, pod_requests(self._specs, pod))
+
+    def pre_score(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> Status | None:
+        state.write(PRE_SCORE_STATE_KEY, PreScoreState(self._entries(pod)))
+        return None
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
+        s: PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)
+        entries = s.entries if s is not None else self._entries(pod)
+        return self._scorer(entries, node)
+
+
+PLUGIN = NodeResourcesFit

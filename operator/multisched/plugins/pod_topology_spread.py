@@ -1,0 +1,177 @@
+"""PodTopologySpread: spread matching pods across topology domains.
+
+Follows upstream ``podtopologyspread`` (plugin.go, common.go, filtering.go, scoring.go):
+DoNotSchedule constraints filter, ScheduleAnyway constraints score. A pod without
+constraints of its own gets the profile's default constraints when it belongs to a
+controller (see ``default_selector`` for how we approximate upstream's listers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from pydantic import BaseModel
+
+from multisched.cache import NodeInfo, PodInfo
+from multisched.framework import (
+    MAX_NODE_SCORE,
+    CycleState,
+    Handle,
+    PluginError,
+    PreFilterResult,
+    Status,
+)
+
+from ._topology_spread_args import (
+    DO_NOT_SCHEDULE,
+    SCHEDULE_ANYWAY,
+    SYSTEM_DEFAULT_CONSTRAINTS,
+    SYSTEM_DEFAULTING,
+    PodTopologySpreadArgs,
+)
+from ._topology_spread_common import (
+    Constraint,
+    PodCountMemo,
+    build_default_constraints,
+    filter_constraints,
+)
+from ._topology_spread_filtering import PreFilterState, compute_pre_filter_state, fits
+from ._topology_spread_scoring import (
+    PreScoreState,
+    compute_pre_score_state,
+    normalize,
+    score_node,
+)
+
+NAME = "PodTopologySpread"
+PRE_FILTER_STATE_KEY = "PreFilter" + NAME
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+
+ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
+ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
+
+#: What reading a malformed constraint raises (SelectorError is a ValueError).
+_MALFORMED = (ValueError, TypeError, KeyError, AttributeError)
+
+
+class PodTopologySpread:
+    name = NAME
+    args_model: ClassVar[type[BaseModel] | None] = PodTopologySpreadArgs
+
+    def __init__(self, args: PodTopologySpreadArgs | None, handle: Handle | None) -> None:
+        args = args or PodTopologySpreadArgs()
+        self._handle = handle
+        self._counts = PodCountMemo()
+        self.system_defaulted = args.defaulting_type == SYSTEM_DEFAULTING
+        defaults: tuple[dict[str, Any], ...] = (
+            SYSTEM_DEFAULT_CONSTRAINTS
+            if self.system_defaulted
+            else tuple(c.as_raw() for c in args.default_constraints)
+        )
+        self._defaults = {
+            action: tuple(c for c in defaults if c.get("whenUnsatisfiable") == action)
+            for action in (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY)
+        }
+
+    def _constraints(self, pod: PodInfo, action: str) -> list[Constraint]:
+        """The pod's constraints for ``action``, else the defaults.
+
+        PodInfo keeps the constraints raw, so a malformed one raises here (``_MALFORMED``).
+        """
+        own = pod.topology_spread_constraints
+        if own:
+            return filter_constraints(own, pod.labels, action)
+        defaults = self._defaults[action]
+        return build_default_constraints(defaults, pod, action) if defaults else []
+
+    # -- PreFilter / Filter ----------------------------------------------------------------
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        try:
+            constraints = self._constraints(pod, DO_NOT_SCHEDULE)
+        except _MALFORMED as exc:
+            return None, Status.error(f"obtaining pod's hard topology spread constraints: {exc}")
+        if not constraints:
+            return None, Status.skip()
+        self._counts.trim(len(nodes))
+        s = compute_pre_filter_state(constraints, pod, nodes, self._counts)
+        state.write(PRE_FILTER_STATE_KEY, s)
+        return None, None
+
+    def pre_filter_extensions(self) -> PodTopologySpread:
+        return self
+
+    def add_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node: NodeInfo
+    ) -> Status | None:
+        s: PreFilterState | None = state.get(PRE_FILTER_STATE_KEY)
+        if s is None:
+            return Status.error(f'reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
+        s.update_with_pod(pod_to_add, pod, node, 1)
+        return None
+
+    def remove_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node: NodeInfo
+    ) -> Status | None:
+        s: PreFilterState | None = state.get(PRE_FILTER_STATE_KEY)
+        if s is None:
+            return Status.error(f'reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
+        s.update_with_pod(pod_to_remove, pod, node, -1)
+        return None
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        s: PreFilterState | None = state.get(PRE_FILTER_STATE_KEY)
+        if s is None:
+            return Status.error(f'reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
+        verdict = fits(s, node)
+        if verdict == 0:
+            return None
+        if verdict == 2:
+            return Status.unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH)
+        return Status.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
+
+    # -- PreScore / Score ------------------------------------------------------------------
+
+    def pre_score(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> Status | None:
+        all_nodes = self._handle.snapshot.node_info_list if self._handle is not None else nodes
+        if not all_nodes:
+            return Status.skip()
+        try:
+            constraints = self._constraints(pod, SCHEDULE_ANYWAY)
+        except _MALFORMED as exc:
+            return Status.error(
+                f"calculating preScoreState: obtaining pod's soft topology spread "
+                f"constraints: {exc}"
+            )
+        if not constraints:
+            return Status.skip()
+        # Only non-system-default rules need every topology label on a node, so nodes
+        # without a zone label still get hostname spreading from the system defaults.
+        require_all = bool(pod.topology_spread_constraints) or not self.system_defaulted
+        self._counts.trim(len(all_nodes))
+        s = compute_pre_score_state(constraints, pod, nodes, all_nodes, require_all, self._counts)
+        state.write(PRE_SCORE_STATE_KEY, s)
+        return None
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
+        s: PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)
+        if s is None:
+            raise PluginError(f'error reading "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
+        return score_node(s, pod, node, self._counts)
+
+    def normalize_score(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], scores: list[int]
+    ) -> Status | None:
+        s: PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)
+        if s is None:
+            return Status.error(f'error reading "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
+        normalize(s, nodes, scores, MAX_NODE_SCORE)
+        return None
+
+
+PLUGIN = PodTopologySpread

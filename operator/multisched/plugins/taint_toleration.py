@@ -1,0 +1,85 @@
+"""TaintToleration: NoSchedule/NoExecute taints filter, PreferNoSchedule taints score.
+
+Follows upstream ``tainttoleration/taint_toleration.go``. The Filter reason names no
+taint (upstream dropped ``{key: value}`` from the message), and Score counts the node's
+PreferNoSchedule taints the pod does not tolerate; NormalizeScore reverses it so the
+node with the fewest wins. Toleration comparison operators (Gt/Lt, an alpha feature
+gate upstream) are off, as in upstream's default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from multisched.cache import NodeInfo, PodInfo, Toleration
+from multisched.framework import MAX_NODE_SCORE, CycleState, Handle, PluginError, Status
+
+from ._normalize import default_normalize_score
+
+NAME = "TaintToleration"
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+ERR_REASON_UNTOLERATED = "node(s) had untolerated taint(s)"
+
+#: Only these effects keep pods off a node; PreferNoSchedule only lowers the score.
+_FILTERED_EFFECTS = ("NoSchedule", "NoExecute")
+_PREFER_NO_SCHEDULE = "PreferNoSchedule"
+
+
+def find_untolerated_taint(pod: PodInfo, node: NodeInfo) -> bool:
+    """Whether ``node`` has a NoSchedule/NoExecute taint none of the pod's tolerations match."""
+    tolerations = pod.tolerations
+    for taint in node.taints:
+        if taint.effect not in _FILTERED_EFFECTS:
+            continue
+        if not any(t.tolerates(taint) for t in tolerations):
+            return True
+    return False
+
+
+class TaintToleration:
+    name = NAME
+
+    def __init__(self, args: object, handle: Handle | None) -> None:
+        pass
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        if not node.taints or not find_untolerated_taint(pod, node):
+            return None
+        return Status.unresolvable(ERR_REASON_UNTOLERATED)
+
+    def pre_score(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> Status | None:
+        # An empty effect tolerates every effect, PreferNoSchedule included.
+        prefer: tuple[Toleration, ...] = tuple(
+            t for t in pod.tolerations if not t.effect or t.effect == _PREFER_NO_SCHEDULE
+        )
+        state.write(PRE_SCORE_STATE_KEY, prefer)
+        return None
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
+        taints = node.taints
+        if not taints:
+            return 0
+        try:
+            tolerations: tuple[Toleration, ...] = state.read(PRE_SCORE_STATE_KEY)
+        except KeyError:
+            raise PluginError(
+                f'failed to read "{PRE_SCORE_STATE_KEY}" from cycleState: not found'
+            ) from None
+        count = 0
+        for taint in taints:
+            if taint.effect != _PREFER_NO_SCHEDULE:
+                continue
+            if not any(t.tolerates(taint) for t in tolerations):
+                count += 1
+        return count
+
+    def normalize_score(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], scores: list[int]
+    ) -> Status | None:
+        default_normalize_score(MAX_NODE_SCORE, True, scores)
+        return None
+
+
+PLUGIN = TaintToleration

@@ -1,0 +1,69 @@
+"""Upstream defaultbinder/default_binder_test.go: a successful binding and a failing one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from builders import make_pod
+from multisched.cache import PodInfo
+from multisched.framework import BindingConflict, Code, CycleState
+from multisched.plugins.default_binder import DefaultBinder
+
+
+class _Client:
+    def __init__(self, error: Exception | None = None) -> None:
+        self.error = error
+        self.bound: list[tuple[str, str]] = []
+
+    async def bind(self, pod: PodInfo, node_name: str) -> None:
+        self.bound.append((pod.key, node_name))
+        if self.error is not None:
+            raise self.error
+
+
+class _Handle:
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+
+async def test_binds_through_the_client() -> None:
+    client = _Client()
+    binder = DefaultBinder(None, _Handle(client))  # type: ignore[arg-type]
+    status = await binder.bind(
+        CycleState(), make_pod("foo", namespace="ns"), "foohost.kubernetes.mydomain.com"
+    )
+    assert status is None
+    assert client.bound == [("ns/foo", "foohost.kubernetes.mydomain.com")]
+
+
+async def test_binding_conflict_is_an_error_status() -> None:
+    client = _Client(BindingConflict(409, 'pods "foo" is already assigned to node "other"'))
+    binder = DefaultBinder(None, _Handle(client))  # type: ignore[arg-type]
+    status = await binder.bind(CycleState(), make_pod("foo"), "n1")
+    assert status is not None
+    assert status.code == Code.ERROR
+    assert status.reasons == ('pods "foo" is already assigned to node "other" (409)',)
+    assert client.bound == [("default/foo", "n1")]
+
+
+async def test_any_client_failure_is_an_error_status() -> None:
+    binder = DefaultBinder(None, _Handle(_Client(RuntimeError("binding rejected"))))  # type: ignore[arg-type]
+    status = await binder.bind(CycleState(), make_pod(), "n1")
+    assert status is not None
+    assert status.code == Code.ERROR
+    assert status.message() == "binding rejected"
+
+
+async def test_no_client() -> None:
+    status = await DefaultBinder(None, _Handle(None)).bind(CycleState(), make_pod(), "n1")  # type: ignore[arg-type]
+    assert status is not None
+    assert status.code == Code.ERROR
+    assert status.message() == "no API client to bind with"
+
+
+async def test_client_is_read_at_bind_time() -> None:
+    handle = _Handle(None)
+    binder = DefaultBinder(None, handle)  # type: ignore[arg-type]
+    handle.client = client = _Client()
+    assert await binder.bind(CycleState(), make_pod("late"), "n1") is None
+    assert client.bound == [("default/late", "n1")]

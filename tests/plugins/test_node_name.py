@@ -1,0 +1,29 @@
+"""Cases from upstream nodename/node_name_test.go."""
+
+from __future__ import annotations
+
+import pytest
+
+from builders import make_node, make_pod
+from multisched.framework import Code, CycleState
+from multisched.plugins.node_name import NodeName
+
+
+@pytest.mark.parametrize(
+    ("pod_node_name", "fits"),
+    [
+        ("", True),  # no host specified
+        ("foo", True),  # host matches
+        ("bar", False),  # host doesn't match
+    ],
+)
+def test_filter(pod_node_name: str, fits: bool) -> None:
+    status = NodeName(None, None).filter(
+        CycleState(), make_pod(node_name=pod_node_name), make_node("foo")
+    )
+    if fits:
+        assert status is None
+    else:
+        assert status is not None
+        assert status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+        assert status.reasons == ("node(s) didn't match the requested node name",)

@@ -1,0 +1,214 @@
+"""Cases from upstream tainttoleration/taint_toleration_test.go."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from builders import make_node, make_pod
+from multisched.framework import Code, CycleState, PluginError
+from multisched.plugins.taint_toleration import ERR_REASON_UNTOLERATED, TaintToleration
+
+Json = dict[str, Any]
+PREFER = "PreferNoSchedule"
+MAX = 100
+
+
+def taint(key: str, value: str, effect: str) -> Json:
+    return {"key": key, "value": value, "effect": effect}
+
+
+def tol(key: str, value: str = "", effect: str = "", operator: str = "") -> Json:
+    out: Json = {"key": key, "value": value, "effect": effect}
+    if operator:
+        out["operator"] = operator
+    return out
+
+
+FILTER_CASES: list[tuple[str, list[Json], list[Json], bool]] = [
+    ("no tolerations, nonempty taints", [], [taint("dedicated", "user1", "NoSchedule")], False),
+    (
+        "tolerates dedicated node of user1 with effect NoSchedule",
+        [tol("dedicated", "user1", "NoSchedule")],
+        [taint("dedicated", "user1", "NoSchedule")],
+        True,
+    ),
+    (
+        "toleration for user2 on a node dedicated to user1",
+        [tol("dedicated", "user2", "NoSchedule", "Equal")],
+        [taint("dedicated", "user1", "NoSchedule")],
+        False,
+    ),
+    (
+        "operator Exists tolerates the taint",
+        [tol("foo", effect="NoSchedule", operator="Exists")],
+        [taint("foo", "bar", "NoSchedule")],
+        True,
+    ),
+    (
+        "multiple tolerations cover multiple taints",
+        [
+            tol("dedicated", "user2", "NoSchedule", "Equal"),
+            tol("foo", effect="NoSchedule", operator="Exists"),
+        ],
+        [taint("dedicated", "user2", "NoSchedule"), taint("foo", "bar", "NoSchedule")],
+        True,
+    ),
+    (
+        "key and value match but (non-empty) effect doesn't",
+        [tol("foo", "bar", PREFER, "Equal")],
+        [taint("foo", "bar", "NoSchedule")],
+        False,
+    ),
+    (
+        "empty toleration effect matches NoSchedule",
+        [tol("foo", "bar", operator="Equal")],
+        [taint("foo", "bar", "NoSchedule")],
+        True,
+    ),
+    (
+        "untolerated PreferNoSchedule taint does not filter",
+        [tol("dedicated", "user2", "NoSchedule", "Equal")],
+        [taint("dedicated", "user1", PREFER)],
+        True,
+    ),
+    ("no toleration, PreferNoSchedule taint", [], [taint("dedicated", "user1", PREFER)], True),
+    # TestTaintTolerationFilterWithFeatureGate with the gate disabled (upstream's default).
+    (
+        "Gt toleration without the comparison-operators gate",
+        [tol("node.kubernetes.io/sla", "750", "NoSchedule", "Gt")],
+        [taint("node.kubernetes.io/sla", "950", "NoSchedule")],
+        False,
+    ),
+    (
+        "Lt toleration without the comparison-operators gate",
+        [tol("node.kubernetes.io/sla", "950", "NoSchedule", "Lt")],
+        [taint("node.kubernetes.io/sla", "800", "NoSchedule")],
+        False,
+    ),
+    (
+        "mixed Equal and Gt without the gate: only Equal is honored",
+        [
+            tol("dedicated", "user1", "NoSchedule", "Equal"),
+            tol("node.kubernetes.io/sla", "750", "NoSchedule", "Gt"),
+        ],
+        [taint("dedicated", "user1", "NoSchedule")],
+        True,
+    ),
+    (
+        "mixed tolerations, the Gt one needed but ignored without the gate",
+        [
+            tol("dedicated", "user1", "NoSchedule", "Equal"),
+            tol("node.kubernetes.io/sla", "750", "NoSchedule", "Gt"),
+        ],
+        [
+            taint("dedicated", "user1", "NoSchedule"),
+            taint("node.kubernetes.io/sla", "950", "NoSchedule"),
+        ],
+        False,
+    ),
+    (
+        "untolerated NoExecute taint filters",
+        [tol("foo", "bar", "NoSchedule")],
+        [taint("foo", "bar", "NoExecute")],
+        False,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("tolerations", "taints", "fits"),
+    [c[1:] for c in FILTER_CASES],
+    ids=[c[0] for c in FILTER_CASES],
+)
+def test_filter(tolerations: list[Json], taints: list[Json], fits: bool) -> None:
+    plugin = TaintToleration(None, None)
+    status = plugin.filter(
+        CycleState(), make_pod(tolerations=tolerations), make_node("nodeA", taints=taints)
+    )
+    if fits:
+        assert status is None
+    else:
+        assert status is not None
+        assert status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+        assert status.reasons == ("node(s) had untolerated taint(s)",)
+        assert status.reasons == (ERR_REASON_UNTOLERATED,)
+
+
+SCORE_CASES: list[tuple[str, list[Json], list[list[Json]], list[int]]] = [
+    (
+        "tolerated taints score higher than intolerable ones",
+        [tol("foo", "bar", PREFER, "Equal")],
+        [[taint("foo", "bar", PREFER)], [taint("foo", "blah", PREFER)]],
+        [MAX, 0],
+    ),
+    (
+        "all taints tolerated: same score whatever their count",
+        [tol("cpu-type", "arm64", PREFER, "Equal"), tol("disk-type", "ssd", PREFER, "Equal")],
+        [
+            [],
+            [taint("cpu-type", "arm64", PREFER)],
+            [taint("cpu-type", "arm64", PREFER), taint("disk-type", "ssd", PREFER)],
+        ],
+        [MAX, MAX, MAX],
+    ),
+    (
+        "the more intolerable taints, the lower the score",
+        [tol("foo", "bar", PREFER, "Equal")],
+        [
+            [],
+            [taint("cpu-type", "arm64", PREFER)],
+            [taint("cpu-type", "arm64", PREFER), taint("disk-type", "ssd", PREFER)],
+        ],
+        [MAX, 50, 0],
+    ),
+    (
+        "only PreferNoSchedule taints and tolerations count",
+        [
+            tol("cpu-type", "arm64", "NoSchedule", "Equal"),
+            tol("disk-type", "ssd", "NoSchedule", "Equal"),
+        ],
+        [
+            [],
+            [taint("cpu-type", "arm64", "NoSchedule")],
+            [taint("cpu-type", "arm64", PREFER), taint("disk-type", "ssd", PREFER)],
+        ],
+        [MAX, MAX, 0],
+    ),
+    (
+        "no tolerations: lands on the node without taints",
+        [],
+        [[], [taint("cpu-type", "arm64", PREFER)]],
+        [MAX, 0],
+    ),
+    (
+        "empty-effect toleration tolerates PreferNoSchedule",
+        [tol("foo", operator="Exists")],
+        [[taint("foo", "x", PREFER)], [taint("bar", "x", PREFER)]],
+        [MAX, 0],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("tolerations", "node_taints", "expected"),
+    [c[1:] for c in SCORE_CASES],
+    ids=[c[0] for c in SCORE_CASES],
+)
+def test_score(tolerations: list[Json], node_taints: list[list[Json]], expected: list[int]) -> None:
+    plugin = TaintToleration(None, None)
+    pod = make_pod(tolerations=tolerations)
+    nodes = [make_node(f"node{i}", taints=t) for i, t in enumerate(node_taints)]
+    state = CycleState()
+    assert plugin.pre_score(state, pod, nodes) is None
+    scores = [plugin.score(state, pod, n) for n in nodes]
+    assert plugin.normalize_score(state, pod, nodes, scores) is None
+    assert scores == expected
+
+
+def test_score_without_pre_score_is_an_error() -> None:
+    plugin = TaintToleration(None, None)
+    node = make_node("n", taints=[taint("a", "b", PREFER)])
+    with pytest.raises(PluginError, match='failed to read "PreScoreTaintToleration"'):
+        plugin.score(CycleState(), make_pod(), node)
