@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from chart_support import (
     CHART,
     CRD_PATH,

@@ -9,8 +9,9 @@ from typing import Any
 import kubernetes_validate
 import pytest
 import yaml
-from chart_support import CHART, NAMESPACE, HelmError, Manifest, by_kind
 from kubernetes_validate.utils import latest_version
+
+from chart_support import CHART, NAMESPACE, HelmError, Manifest, by_kind
 
 Render = Callable[..., list[Manifest]]
 VALUE_SETS = {

@@ -8,8 +8,9 @@ from typing import Any
 
 import kubernetes_validate
 import pytest
-from chart_support import CHART_CRD_PATH, CRD_PATH, ROOT, Manifest, load_docs
 from kubernetes_validate.utils import latest_version
+
+from chart_support import CHART_CRD_PATH, CRD_PATH, ROOT, Manifest, load_docs
 
 KUBE_VERSIONS = ("1.28.0", latest_version())
 EXTENSION_POINTS = (

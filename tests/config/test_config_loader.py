@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 import yaml
-from config_fakes import CATALOG
 
+from config_fakes import CATALOG
 from multisched.config import (
     ConfigError,
     KubeSchedulerConfiguration,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from config_fakes import (
     CATALOG,
     CustomSortArgs,
@@ -12,7 +13,6 @@ from config_fakes import (
     resolve_profile,
     resolve_spec,
 )
-
 from multisched.config import ConfigError, ResolvedConfig
 
 DEFAULT_FILTER = (

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from config_fakes import plugin
 
+from config_fakes import plugin
 from multisched.config import Plugins, PluginSet, effective_plugins, merge_plugin_set, merge_plugins
 from multisched.config.checks import check_plugins
 

@@ -38,7 +38,7 @@ class Kube:
     def run(
         self, *args: str, stdin: str | None = None, check: bool = True
     ) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run(
+        proc = subprocess.run(  # noqa: PLW1510 - the caller decides via ``check``
             ["kubectl", *args],
             input=stdin,
             text=True,

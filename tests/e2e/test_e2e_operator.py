@@ -48,6 +48,12 @@ def condition(kube: Kube, name: str) -> dict[str, Any]:
     return {}
 
 
+def lease_holder(kube: Kube, lease: str) -> str:
+    jsonpath = "jsonpath={.spec.holderIdentity}"
+    out = kube.run("get", "lease", lease, "-n", "default", "-o", jsonpath, check=False)
+    return out.stdout.strip()
+
+
 @pytest.fixture
 def sched_name() -> str:
     return f"e2e-sched-{next(_ids)}"
@@ -196,20 +202,7 @@ def test_leader_election_failover(kube: Kube, start_operator: Any, sched_name: s
     lease = f"{sched_name}-lease"
     args = ("--leader-elect=true", "--lease-namespace", "default", "--lease-name", lease)
     first, second = start_operator(*args), start_operator(*args)
-    holder = kube.wait_for(
-        "a lease holder",
-        lambda: kube.run(
-            "get",
-            "lease",
-            lease,
-            "-n",
-            "default",
-            "-o",
-            "jsonpath={.spec.holderIdentity}",
-            check=False,
-        ).stdout.strip(),
-        30,
-    )
+    holder = kube.wait_for("a lease holder", lambda: lease_holder(kube, lease), 30)
     kube.apply(pod(f"{sched_name}-1", sched_name))
     assert kube.wait_for("pod 1 bound", lambda: kube.node_of(f"{sched_name}-1"), 45)
     # Kill whichever replica leads; the other must take over and schedule the next pod.
@@ -219,7 +212,5 @@ def test_leader_election_failover(kube: Kube, start_operator: Any, sched_name: s
     assert kube.wait_for(
         "pod 2 bound by the new leader", lambda: kube.node_of(f"{sched_name}-2"), 60
     )
-    new_holder = kube.run(
-        "get", "lease", lease, "-n", "default", "-o", "jsonpath={.spec.holderIdentity}"
-    ).stdout.strip()
+    new_holder = lease_holder(kube, lease)
     assert new_holder and new_holder != holder

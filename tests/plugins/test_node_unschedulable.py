@@ -12,8 +12,28 @@ from multisched.plugins.node_unschedulable import NodeUnschedulable
     [
         (False, [], True),
         (True, [], False),
-        (True, [{"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}], True),
-        (True, [{"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoExecute"}], False),
+        (
+            True,
+            [
+                {
+                    "key": "node.kubernetes.io/unschedulable",
+                    "operator": "Exists",
+                    "effect": "NoSchedule",
+                }
+            ],
+            True,
+        ),
+        (
+            True,
+            [
+                {
+                    "key": "node.kubernetes.io/unschedulable",
+                    "operator": "Exists",
+                    "effect": "NoExecute",
+                }
+            ],
+            False,
+        ),
         (True, [{"operator": "Exists"}], True),
     ],
 )

@@ -178,7 +178,8 @@ class Framework:
                     if len(narrowing) == 1:
                         msg = f"node(s) didn't satisfy plugin {narrowing[0]}"
                     else:
-                        msg = f"node(s) didn't satisfy plugin(s) [{' '.join(narrowing)}] simultaneously"
+                        names = " ".join(narrowing)
+                        msg = f"node(s) didn't satisfy plugin(s) [{names}] simultaneously"
                     return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg)
         return result, None
 

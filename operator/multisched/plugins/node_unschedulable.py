@@ -22,4 +22,6 @@ class NodeUnschedulable:
         if any(t.tolerates(_CORDON_TAINT) for t in pod.tolerations):
             return None
         return Status.unresolvable(ERR_REASON_UNSCHEDULABLE)
+
+
 PLUGIN = NodeUnschedulable

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import heapq
 import itertools
 import time
@@ -187,10 +188,8 @@ class SchedulingQueue:
                 self._wakeup = asyncio.Event()
             self._wakeup.clear()
             timeout = self._next_backoff_expiry()
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wakeup.wait(), timeout)
-            except TimeoutError:
-                pass
 
     def _wake(self) -> None:
         if self._wakeup is not None:
