@@ -173,7 +173,8 @@ class Operator:
         )
 
     def output(self) -> str:
-        self.log.flush()
+        if not self.log.closed:
+            self.log.flush()
         return self.log_path.read_text(errors="replace")
 
     def stop(self, kill: bool = False) -> None:

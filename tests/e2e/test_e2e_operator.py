@@ -206,7 +206,11 @@ def test_leader_election_failover(kube: Kube, start_operator: Any, sched_name: s
     kube.apply(pod(f"{sched_name}-1", sched_name))
     assert kube.wait_for("pod 1 bound", lambda: kube.node_of(f"{sched_name}-1"), 45)
     # Kill whichever replica leads; the other must take over and schedule the next pod.
-    leader = first if holder in first.output() else second
+    became = f"became leader: lease default/{lease} ({holder})"
+    leader = kube.wait_for(
+        "the leader's log line",
+        lambda: next((o for o in (first, second) if became in o.output()), None),
+    )
     leader.stop(kill=True)
     kube.apply(pod(f"{sched_name}-2", sched_name))
     assert kube.wait_for(

@@ -329,16 +329,15 @@ class Framework:
                         raise PluginError(status.message())
             except PluginError as exc:
                 raise PluginError(f'running Score plugin "{pl.name}": {exc}') from exc
-            raw = list(scores) if explain else scores
-            for i, s in enumerate(scores):
-                if s > MAX_NODE_SCORE or s < MIN_NODE_SCORE:
-                    raise PluginError(
-                        f'plugin "{pl.name}" returns an invalid score {s}, it should in the '
-                        f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
-                    )
-                totals[i] += s * weight
+            if scores and (max(scores) > MAX_NODE_SCORE or min(scores) < MIN_NODE_SCORE):
+                bad = next(x for x in scores if not MIN_NODE_SCORE <= x <= MAX_NODE_SCORE)
+                raise PluginError(
+                    f'plugin "{pl.name}" returns an invalid score {bad}, it should in the '
+                    f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+                )
+            totals = [t + x * weight for t, x in zip(totals, scores, strict=True)]
             if explain:
-                detail.append(PluginScores(pl.name, weight, raw, [s * weight for s in scores]))
+                detail.append(PluginScores(pl.name, weight, scores, [x * weight for x in scores]))
         return totals, detail
 
     def run_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:

@@ -253,6 +253,8 @@ class Scheduler:
     ) -> Outcome:
         pod = qpi.pod
         host = result.suggested_host
+        # Take the bind slot before assuming: no await may sit between assume and bind/forget.
+        await self._bind_slots.acquire()
         assumed = self.cache.assume_pod(pod, host)
         status = fwk.run_reserve(state, assumed, host)
         if status is None:
@@ -260,6 +262,7 @@ class Scheduler:
             if status is not None and status.code == Code.WAIT:
                 status = None  # waits in the binding cycle
         if status is not None:
+            self._bind_slots.release()
             fwk.run_unreserve(state, assumed, host)
             self.cache.forget_pod(assumed)
             fwk.waiting_pods.pop(pod.uid, None)
@@ -271,7 +274,6 @@ class Scheduler:
             return self._emit(Outcome(pod, "unschedulable", message=status.message()))
         self.queue.nominator.delete_nominated_pod(pod)
         self.observer.attempt(fwk.profile_name, "scheduled", self.clock() - start)
-        await self._bind_slots.acquire()
         task = asyncio.create_task(self._binding_cycle(fwk, state, qpi, assumed, host, result))
         self._binding.add(task)
         task.add_done_callback(self._binding.discard)

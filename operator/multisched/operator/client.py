@@ -1,0 +1,331 @@
+"""The scheduler's writes to the API server: bindings, preemption, events, status patches.
+
+Requests go through kubernetes_asyncio's ``ApiClient`` (auth, TLS, token refresh) but bodies
+are plain JSON both ways: the generated models cannot read a Binding response ("Invalid
+value for `target`, must not be `None`"), and MicroTime round-trips are lossy, so no
+model decoding happens here.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import time
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from kubernetes_asyncio import client as k8s
+from kubernetes_asyncio import config as k8s_config
+
+from multisched.cache import PodInfo
+from multisched.framework import BindingConflict
+
+from .options import COMPONENT
+
+logger = logging.getLogger(__name__)
+
+#: Upstream truncates event notes to 1 kB (events.k8s.io validation).
+EVENT_MESSAGE_LIMIT = 1024
+MERGE_PATCH = "application/merge-patch+json"
+STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
+
+
+class ApiError(Exception):
+    """A non-2xx answer; ``message`` is the API's Status message when there is one."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(f"{message} ({status})" if message else f"HTTP {status}")
+        self.status = status
+        self.message = message
+
+
+class NotLeader(Exception):
+    """This replica lost the lease; it must not write bindings any more."""
+
+
+def now_time() -> str:
+    """A ``metav1.Time`` (seconds)."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def now_micro_time() -> str:
+    """A ``metav1.MicroTime``: always six fractional digits, as the API server parses it."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+async def load_configuration(kubeconfig: str | None = None) -> k8s.Configuration:
+    """In-cluster service account, else the kubeconfig (``kubeconfig``, $KUBECONFIG, ~/.kube).
+
+    $KUBECONFIG is read now, not when kubernetes_asyncio was imported.
+    """
+    cfg = k8s.Configuration()
+    if kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
+        k8s_config.load_incluster_config(  # type: ignore[no-untyped-call]
+            client_configuration=cfg, try_refresh_token=True
+        )
+        return cfg
+    path = kubeconfig or os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or None
+    path = os.path.expanduser(path or "~/.kube/config")
+    await k8s_config.load_kube_config(config_file=path, client_configuration=cfg)
+    return cfg
+
+
+class Api:
+    """Raw JSON requests with the ApiClient's authentication."""
+
+    def __init__(self, api_client: k8s.ApiClient, timeout: float = 30.0) -> None:
+        self.api_client = api_client
+        self.timeout = timeout
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        body: Mapping[str, Any] | None = None,
+        *,
+        content_type: str = "application/json",
+        query: list[tuple[str, str]] | None = None,
+    ) -> dict[str, Any]:
+        resp = await self.api_client.call_api(
+            path,
+            method,
+            query_params=query or [],
+            header_params={"Accept": "application/json", "Content-Type": content_type},
+            body=dict(body) if body is not None else None,
+            auth_settings=["BearerToken"],
+            _preload_content=False,
+            _request_timeout=self.timeout,
+        )
+        try:
+            raw = await resp.read()
+        finally:
+            resp.release()
+        data: Any = {}
+        if raw:
+            try:
+                data = json.loads(raw)
+            except ValueError:
+                data = {"message": raw.decode(errors="replace")[:200]}
+        if not 200 <= resp.status < 300:
+            message = data.get("message", "") if isinstance(data, dict) else ""
+            raise ApiError(resp.status, str(message or resp.reason or ""))
+        return data if isinstance(data, dict) else {}
+
+
+def _ref(obj: Mapping[str, Any], api_version: str, kind: str) -> dict[str, Any]:
+    meta = obj.get("metadata") or {}
+    ref = {"apiVersion": api_version, "kind": kind, "name": meta.get("name", "")}
+    for key in ("namespace", "uid", "resourceVersion"):
+        if meta.get(key):
+            ref[key] = meta[key]
+    return ref
+
+
+def _pod_path(pod: PodInfo, sub: str = "") -> str:
+    path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}"
+    return f"{path}/{sub}" if sub else path
+
+
+def _real_uid(pod: PodInfo) -> str | None:
+    """PodInfo falls back to ``ns/name`` without a uid; never send that as a precondition."""
+    uid = (pod.raw.get("metadata") or {}).get("uid")
+    return str(uid) if uid else None
+
+
+class KubeClient:
+    """``framework.handle.ClusterClient`` and ``scheduler.events.SchedulingEvents``."""
+
+    def __init__(
+        self,
+        api: Api,
+        instance: str | None = None,
+        is_pending: Callable[[str], bool] | None = None,
+    ) -> None:
+        self.api = api
+        #: ``reportingInstance`` of our events.
+        self.instance = instance or socket.gethostname()
+        #: Whether a pod is still unbound and alive; failures of others are not reported.
+        self.is_pending = is_pending
+        #: Cleared when this replica is not (or no longer) the leader: no new bindings.
+        self.active = True
+
+    # -- ClusterClient --------------------------------------------------------------------
+
+    async def bind(self, pod: PodInfo, node_name: str) -> None:
+        if not self.active:
+            raise NotLeader("not the leader any more; binding skipped")
+        meta: dict[str, Any] = {"name": pod.name, "namespace": pod.namespace}
+        uid = _real_uid(pod)
+        if uid:
+            meta["uid"] = uid
+        body = {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": meta,
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node_name},
+        }
+        try:
+            await self.api.request("POST", _pod_path(pod, "binding"), body)
+        except ApiError as exc:
+            if exc.status in (404, 409):
+                raise BindingConflict(exc.status, exc.message or str(exc)) from None
+            raise
+
+    async def delete_pod(self, pod: PodInfo, reason: str) -> None:
+        """Mark the victim (DisruptionTarget, as upstream), delete it, record ``Preempted``."""
+        if not self.active:
+            raise NotLeader("not the leader any more; preemption skipped")
+        condition = {
+            "type": "DisruptionTarget",
+            "status": "True",
+            "reason": "PreemptionByScheduler",
+            "message": f"{COMPONENT}: preempting to accommodate a higher priority pod",
+            "lastTransitionTime": now_time(),
+        }
+        try:
+            await self.api.request(
+                "PATCH",
+                _pod_path(pod, "status"),
+                {"status": {"conditions": [condition]}},
+                content_type=STRATEGIC_MERGE_PATCH,
+            )
+        except ApiError as exc:
+            if exc.status == 404:
+                return
+            logger.warning("could not mark preemption victim %s: %s", pod.key, exc)
+        body: dict[str, Any] = {"apiVersion": "v1", "kind": "DeleteOptions"}
+        uid = _real_uid(pod)
+        if uid:
+            body["preconditions"] = {"uid": uid}
+        try:
+            await self.api.request("DELETE", _pod_path(pod), body)
+        except ApiError as exc:
+            if exc.status in (404, 409):  # gone, or a new pod took the name
+                return
+            raise
+        await self._pod_event(pod, "Normal", "Preempted", reason, COMPONENT, "Preempting")
+
+    async def set_nominated_node(self, pod: PodInfo, node_name: str) -> None:
+        if not self.active:
+            raise NotLeader("not the leader any more; nomination skipped")
+        body = {"status": {"nominatedNodeName": node_name or None}}
+        try:
+            await self.api.request(
+                "PATCH", _pod_path(pod, "status"), body, content_type=STRATEGIC_MERGE_PATCH
+            )
+        except ApiError as exc:
+            if exc.status != 404:
+                raise
+
+    # -- SchedulingEvents -----------------------------------------------------------------
+
+    async def scheduled(self, profile: str, pod: PodInfo, node_name: str) -> None:
+        message = f"Successfully assigned {pod.key} to {node_name}"
+        await self._pod_event(pod, "Normal", "Scheduled", message, profile, "Binding")
+
+    async def failed(self, profile: str, pod: PodInfo, reason: str, message: str) -> None:
+        if not self.active:
+            return  # stepped down mid-cycle: the new leader reports for itself
+        if self.is_pending is not None and not self.is_pending(pod.uid):
+            return  # bound (maybe by someone else) or deleted meanwhile
+        await self._pod_event(pod, "Warning", "FailedScheduling", message, profile, "Scheduling")
+        await self._pod_scheduled_false(pod, reason, message)
+
+    async def _pod_scheduled_false(self, pod: PodInfo, reason: str, message: str) -> None:
+        """PodScheduled=False, skipped when already so (upstream ``updatePod``)."""
+        current = next(
+            (
+                c
+                for c in (pod.raw.get("status") or {}).get("conditions") or ()
+                if c.get("type") == "PodScheduled"
+            ),
+            None,
+        )
+        if current is not None and (
+            current.get("status"),
+            current.get("reason"),
+            current.get("message"),
+        ) == ("False", reason, message):
+            return
+        since = (
+            current.get("lastTransitionTime")
+            if current is not None and current.get("status") == "False"
+            else None
+        )
+        condition = {
+            "type": "PodScheduled",
+            "status": "False",
+            "reason": reason,
+            "message": message,
+            "lastProbeTime": None,
+            "lastTransitionTime": since or now_time(),
+        }
+        try:
+            await self.api.request(
+                "PATCH",
+                _pod_path(pod, "status"),
+                {"status": {"conditions": [condition]}},
+                content_type=STRATEGIC_MERGE_PATCH,
+            )
+        except ApiError as exc:
+            if exc.status != 404:
+                raise
+
+    async def _pod_event(
+        self, pod: PodInfo, type_: str, reason: str, message: str, component: str, action: str
+    ) -> None:
+        ref = _ref(pod.raw, "v1", "Pod")
+        ref.update(name=pod.name, namespace=pod.namespace)
+        await self.post_event(ref, pod.namespace, type_, reason, message, component, action)
+
+    # -- generic --------------------------------------------------------------------------
+
+    async def post_event(
+        self,
+        involved: Mapping[str, Any],
+        namespace: str,
+        type_: str,
+        reason: str,
+        message: str,
+        component: str,
+        action: str = "",
+    ) -> None:
+        """A core/v1 Event; cluster-scoped objects' events go to ``default`` as kubectl expects."""
+        if len(message) > EVENT_MESSAGE_LIMIT:
+            message = message[: EVENT_MESSAGE_LIMIT - 3] + "..."
+        stamp = now_time()
+        body: dict[str, Any] = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {
+                "name": f"{involved.get('name', 'object')}.{time.time_ns():x}",
+                "namespace": namespace,
+            },
+            "involvedObject": dict(involved),
+            "type": type_,
+            "reason": reason,
+            "message": message,
+            "source": {"component": component},
+            "reportingComponent": component,
+            "reportingInstance": f"{component}-{self.instance}"[:128],
+            "firstTimestamp": stamp,
+            "lastTimestamp": stamp,
+            "count": 1,
+        }
+        if action:
+            body["action"] = action
+        await self.api.request("POST", f"/api/v1/namespaces/{namespace}/events", body)
+
+    async def patch_cluster_status(
+        self, group: str, version: str, plural: str, name: str, status: Mapping[str, Any]
+    ) -> None:
+        """JSON merge patch of a cluster-scoped custom object's status subresource."""
+        await self.api.request(
+            "PATCH",
+            f"/apis/{group}/{version}/{plural}/{name}/status",
+            {"status": dict(status)},
+            content_type=MERGE_PATCH,
+        )

@@ -1,0 +1,205 @@
+"""Combining SchedulerProfile objects: validity per object, names by age, statuses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from multisched.config import ResolvedConfig
+from multisched.framework import Framework
+from multisched.operator.profiles import ProfileBook
+from multisched.scheduler import Scheduler, default_registry
+
+
+def obj(
+    name: str,
+    spec: dict[str, Any],
+    created: str = "2024-01-01T00:00:00Z",
+    generation: int = 1,
+    uid: str | None = None,
+    status: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    return {
+        "metadata": {
+            "name": name,
+            "uid": uid or f"uid-{name}",
+            "creationTimestamp": created,
+            "generation": generation,
+        },
+        "spec": spec,
+        "status": status or {},
+    }
+
+
+def names(*scheduler_names: str, **fields: Any) -> dict[str, Any]:
+    return {"profiles": [{"schedulerName": n} for n in scheduler_names], **fields}
+
+
+BAD = {"profiles": [{"schedulerName": "x", "plugins": {"filter": {"enabled": [{"name": "Nope"}]}}}]}
+
+
+@pytest.fixture
+def book() -> ProfileBook:
+    registry = default_registry(load_entry_points=False)
+    scheduler = Scheduler(ResolvedConfig(profiles=()), registry)
+    return ProfileBook(registry, scheduler.build_profiles)
+
+
+def test_valid_object_is_applied(book: ProfileBook) -> None:
+    assert book.observe(obj("a", names("s1", "s2")))
+    combined = book.combine()
+    assert [p.scheduler_name for p in combined.config.profiles] == ["s1", "s2"]
+    assert set(combined.frameworks) == {"s1", "s2"}
+    assert combined.owners == {"s1": "a", "s2": "a"}
+    verdict = combined.verdicts["a"]
+    assert (verdict.ready, verdict.reason) == (True, "Applied")
+
+
+def test_the_same_generation_is_not_parsed_again(book: ProfileBook) -> None:
+    assert book.observe(obj("a", names("s1")))
+    assert not book.observe(obj("a", names("s1"), status={"observedGeneration": 1}))
+    assert book.objects["a"].status == {"observedGeneration": 1}
+
+
+def test_invalid_first_generation_applies_nothing(book: ProfileBook) -> None:
+    book.observe(obj("a", BAD))
+    combined = book.combine()
+    assert combined.config.profiles == ()
+    verdict = combined.verdicts["a"]
+    assert (verdict.ready, verdict.reason) == (False, "InvalidConfiguration")
+    assert "Nope" in verdict.message
+    assert verdict.in_effect == ()
+
+
+def test_invalid_edit_keeps_the_last_good_generation(book: ProfileBook) -> None:
+    book.observe(obj("a", names("x")))
+    first = book.combine().frameworks["x"]
+    assert book.observe(obj("a", BAD, generation=2))
+    combined = book.combine()
+    assert combined.frameworks["x"] is first  # the very same instance keeps scheduling
+    verdict = combined.verdicts["a"]
+    assert (verdict.ready, verdict.reason) == (False, "InvalidConfiguration")
+    assert "Nope" in verdict.message and "generation 1" in verdict.message
+    assert [p.scheduler_name for p in verdict.in_effect] == ["x"]
+
+
+def test_a_plugin_that_fails_to_start_is_an_invalid_configuration() -> None:
+    registry = default_registry(load_entry_points=False)
+
+    def refuse(config: ResolvedConfig) -> dict[str, Framework]:
+        raise RuntimeError("profile x: plugin NodeAffinity failed to start: bad args")
+
+    book = ProfileBook(registry, refuse)
+    book.observe(obj("a", names("x")))
+    verdict = book.combine().verdicts["a"]
+    assert (verdict.ready, verdict.reason) == (False, "InvalidConfiguration")
+    assert "failed to start" in verdict.message
+
+
+@pytest.mark.parametrize("order", [("older", "newer"), ("newer", "older")])
+def test_the_older_object_keeps_a_contested_name(book: ProfileBook, order: tuple[str, str]) -> None:
+    objects = {
+        "older": obj("older", names("shared", "mine"), created="2024-01-01T00:00:00Z"),
+        "newer": obj("newer", names("shared", "other"), created="2024-01-02T00:00:00Z"),
+    }
+    for name in order:
+        book.observe(objects[name])
+    combined = book.combine()
+    assert combined.owners == {"shared": "older", "mine": "older"}
+    # The newer object is left out as a whole, "other" included.
+    assert "other" not in combined.frameworks
+    verdict = combined.verdicts["newer"]
+    assert (verdict.ready, verdict.reason) == (False, "SchedulerNameConflict")
+    assert verdict.message == 'schedulerName "shared" is already served by SchedulerProfile "older"'
+
+
+def test_equal_creation_times_are_ordered_by_name(book: ProfileBook) -> None:
+    book.observe(obj("b", names("shared")))
+    book.observe(obj("a", names("shared")))
+    assert book.combine().owners == {"shared": "a"}
+
+
+def test_deleting_the_owner_hands_the_name_over(book: ProfileBook) -> None:
+    older = obj("older", names("shared"), created="2024-01-01T00:00:00Z")
+    book.observe(older)
+    book.observe(obj("newer", names("shared"), created="2024-01-02T00:00:00Z"))
+    book.combine()
+    assert book.forget(older)
+    combined = book.combine()
+    assert combined.owners == {"shared": "newer"}
+    assert combined.verdicts["newer"].ready
+
+
+def test_a_deleted_and_recreated_name_is_a_new_object(book: ProfileBook) -> None:
+    book.observe(obj("a", names("s1"), uid="one"))
+    assert not book.forget(obj("a", names("s1"), uid="two"))  # a stale deletion
+    assert book.observe(obj("a", names("s2"), uid="two"))  # same generation, new object
+    assert set(book.combine().frameworks) == {"s2"}
+
+
+def test_global_settings_come_from_the_oldest_applied_object(book: ProfileBook) -> None:
+    book.observe(
+        obj(
+            "young",
+            names("y", percentageOfNodesToScore=10, podMaxBackoffSeconds=99),
+            created="2024-02-01T00:00:00Z",
+        )
+    )
+    book.observe(
+        obj(
+            "old",
+            names("o", percentageOfNodesToScore=70, podInitialBackoffSeconds=2),
+            created="2024-01-01T00:00:00Z",
+        )
+    )
+    config = book.combine().config
+    assert config.percentage_of_nodes_to_score == 70
+    assert (config.pod_initial_backoff_seconds, config.pod_max_backoff_seconds) == (2, 10)
+
+
+def test_desired_status_is_written_once(book: ProfileBook) -> None:
+    book.observe(obj("a", names("s1")))
+    book.combine()
+    status = book.desired_status("a")
+    assert status is not None
+    assert status["observedGeneration"] == 1
+    assert status["profiles"][0]["schedulerName"] == "s1"
+    assert status["profiles"][0]["plugins"]["queueSort"] == ["PrioritySort"]
+    (cond,) = status["conditions"]
+    assert {k: cond[k] for k in ("type", "status", "reason", "observedGeneration")} == {
+        "type": "Ready",
+        "status": "True",
+        "reason": "Applied",
+        "observedGeneration": 1,
+    }
+    # Once the API shows it, nothing more to write.
+    book.observe(obj("a", names("s1"), status=status))
+    assert book.desired_status("a") is None
+
+
+def test_transition_time_changes_only_with_the_status(book: ProfileBook) -> None:
+    shown = {
+        "observedGeneration": 1,
+        "conditions": [
+            {
+                "type": "Ready",
+                "status": "False",
+                "reason": "InvalidConfiguration",
+                "message": "old problem",
+                "observedGeneration": 1,
+                "lastTransitionTime": "2020-01-01T00:00:00Z",
+            }
+        ],
+    }
+    book.observe(obj("a", BAD, generation=2, status=shown))
+    book.combine()
+    status = book.desired_status("a")
+    assert status is not None
+    assert status["conditions"][0]["lastTransitionTime"] == "2020-01-01T00:00:00Z"
+    book.observe(obj("a", names("x"), generation=3, status=shown))
+    book.combine()
+    status = book.desired_status("a")
+    assert status is not None
+    assert status["conditions"][0]["status"] == "True"
+    assert status["conditions"][0]["lastTransitionTime"] != "2020-01-01T00:00:00Z"

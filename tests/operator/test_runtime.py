@@ -1,0 +1,138 @@
+"""The runtime fed directly (no kopf): what watch events do to the cache and the queue."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from kmock import KubernetesEmulator
+from kubernetes_asyncio import client as k8s
+
+from builders import node_dict, pod_dict
+from multisched.operator.client import Api
+from multisched.operator.options import Options
+from multisched.operator.runtime import Runtime
+from multisched.scheduler import default_registry
+
+SCHED = "my-scheduler"
+
+
+class HeldElsewhere:
+    """A Lease some other replica holds for ever: this runtime never starts its loop."""
+
+    async def get(self, namespace: str, name: str) -> dict[str, Any]:
+        return {"metadata": {"resourceVersion": "1"}, "spec": {"holderIdentity": "other"}}
+
+    async def create(self, namespace: str, body: dict[str, Any]) -> dict[str, Any]:
+        raise AssertionError("the lease exists")
+
+    async def replace(self, namespace: str, name: str, body: dict[str, Any]) -> dict[str, Any]:
+        raise AssertionError("never expires")
+
+
+@pytest.fixture
+async def runtime(kmock: KubernetesEmulator) -> AsyncIterator[Runtime]:
+    api_client = k8s.ApiClient(k8s.Configuration(host=str(kmock.url).rstrip("/")))
+    rt = Runtime(
+        Options(http_port=0, leader_elect=True),
+        Api(api_client),
+        default_registry(load_entry_points=False),
+        lease_api=HeldElsewhere(),
+    )
+    await rt.start()
+    assert not rt.scheduling
+    rt.client.active = True  # writes allowed, but no scheduling loop: the queue stays put
+    try:
+        yield rt
+    finally:
+        await rt.stop()
+
+
+def profile_obj(*names: str, uid: str = "uid-p") -> dict[str, Any]:
+    return {
+        "metadata": {
+            "name": "p",
+            "uid": uid,
+            "generation": 1,
+            "creationTimestamp": "2024-01-01T00:00:00Z",
+        },
+        "spec": {"profiles": [{"schedulerName": n} for n in names]},
+    }
+
+
+async def test_finished_pods_leave_the_cache(runtime: Runtime) -> None:
+    runtime.on_node(node_dict("n1"))
+    pod = pod_dict("job", node_name="n1", requests={"cpu": "1"})
+    await runtime.on_pod(pod)
+    uid = pod["metadata"]["uid"]
+    assert runtime.scheduler.cache.get_pod(uid) is not None
+    await runtime.on_pod({**pod, "status": {"phase": "Succeeded"}})
+    assert runtime.scheduler.cache.get_pod(uid) is None
+    node = runtime.scheduler.cache.snapshot.get("n1")
+    assert node is not None and node.requested.milli_cpu == 0
+
+
+async def test_relisting_is_idempotent(runtime: Runtime) -> None:
+    await runtime.on_profile(profile_obj(SCHED))
+    pod = pod_dict("web", scheduler_name=SCHED)
+    for _ in range(3):
+        await runtime.on_pod(pod)
+    assert runtime.scheduler.queue.pending_counts()["active"] == 1
+
+
+async def test_a_status_only_update_does_not_retry_an_unschedulable_pod(
+    runtime: Runtime,
+) -> None:
+    await runtime.on_profile(profile_obj(SCHED))
+    pod = pod_dict("web", scheduler_name=SCHED)
+    uid = pod["metadata"]["uid"]
+    await runtime.on_pod(pod)
+    queue = runtime.scheduler.queue
+    qpi = queue.pop_nowait()
+    assert qpi is not None
+    queue.add_unschedulable(qpi, {"NodeResourcesFit"})
+    # Our own PodScheduled=False patch comes back through the watch.
+    condition = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}
+    await runtime.on_pod({**pod, "status": {"conditions": [condition]}})
+    assert queue.where(uid) == "unschedulable"
+    info = queue.info(uid)
+    assert info is not None and info.pod.raw["status"]["conditions"] == [condition]
+    # A real change (a label) may make it fit: it leaves the pool.
+    changed = {**pod, "metadata": {**pod["metadata"], "labels": {"app": "web"}}}
+    await runtime.on_pod(changed)
+    assert queue.where(uid) in ("active", "backoff")
+
+
+async def test_pods_wait_for_their_profile_and_stay_when_it_goes(runtime: Runtime) -> None:
+    pod = pod_dict("web", scheduler_name=SCHED)
+    uid = pod["metadata"]["uid"]
+    await runtime.on_pod(pod)
+    assert runtime.scheduler.queue.where(uid) is None  # nobody serves my-scheduler
+    await runtime.on_profile(profile_obj(SCHED))
+    assert runtime.scheduler.queue.where(uid) == "active"
+    await runtime.on_profile(profile_obj(SCHED), deleted=True)
+    assert runtime.scheduler.queue.where(uid) is None
+    assert uid in runtime.unbound  # still known, untouched
+    await runtime.on_profile(profile_obj(SCHED, uid="uid-p2"))
+    assert runtime.scheduler.queue.where(uid) == "active"
+
+
+async def test_an_unreadable_pod_of_ours_gets_one_warning(
+    kmock: KubernetesEmulator, runtime: Runtime
+) -> None:
+    await runtime.on_profile(profile_obj(SCHED))
+    bad = pod_dict("bad", scheduler_name=SCHED, requests={"cpu": "lots"})
+    theirs = pod_dict("theirs", scheduler_name="other", requests={"cpu": "lots"})
+    for pod in (bad, bad, theirs):
+        await runtime.on_pod(pod)
+    events = [
+        dict(obj.raw)
+        for (resource, _, _), obj in kmock.objects.items()
+        if resource.plural == "events" and obj.raw["involvedObject"]["kind"] == "Pod"
+    ]
+    assert [(e["involvedObject"]["name"], e["reason"]) for e in events] == [
+        ("bad", "FailedScheduling")
+    ]
+    assert "lots" in events[0]["message"]
+    assert runtime.scheduler.queue.where(bad["metadata"]["uid"]) is None
