@@ -19,7 +19,7 @@ install: $(VENV)/.installed
 -include mk/helm.mk
 
 test: install $(HELM)
-	HELM=$(abspath $(HELM)) $(VENV)/bin/pytest -q $(PYTEST_ARGS)
+	HELM=$(abspath $(HELM)) $(VENV)/bin/pytest -q --ignore=tests/e2e $(PYTEST_ARGS)
 
 lint: install
 	$(VENV)/bin/ruff check operator tests examples
@@ -30,7 +30,7 @@ bench: install
 	$(PYTHON) -m bench
 
 e2e: install
-	$(VENV)/bin/pytest -q -m e2e -rs tests/e2e
+	$(VENV)/bin/pytest -q -rs tests/e2e
 
 simulate: install
 	$(VENV)/bin/multisched simulate examples/cluster/seeds-walkthrough.yaml

@@ -7,22 +7,27 @@ import asyncio
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
 
 EXIT_INPUT = 2
 
 
+def _fail(message: str) -> NoReturn:
+    print(f"error: {message}", file=sys.stderr)
+    raise SystemExit(EXIT_INPUT)
+
+
 def _documents(path: Path) -> Iterator[tuple[str, Any]]:
     try:
         text = path.read_text()
     except OSError as exc:
-        raise SystemExit(f"error: {path}: {exc.strerror}") from None
+        _fail(f"{path}: {exc.strerror}")
     try:
         docs = list(yaml.safe_load_all(text))
     except yaml.YAMLError as exc:
-        raise SystemExit(f"error: {path}: not valid YAML: {exc}".splitlines()[0]) from None
+        _fail(f"{path}: not valid YAML: {exc}".splitlines()[0])
     for i, doc in enumerate(docs, 1):
         yield f"{path.name}: document {i}", doc
 

@@ -71,7 +71,10 @@ def test_scheduler_name_defaults_and_ports() -> None:
 
 
 def test_odd_pod_gets_a_clear_error() -> None:
-    with pytest.raises(PodError, match=r"pod default/p: invalid quantity 'lots'"):
+    with pytest.raises(
+        PodError,
+        match=r"pod default/p: spec.containers\[0\].resources: cpu: invalid quantity 'lots'",
+    ):
         PodInfo.parse(pod_dict("p", requests={"cpu": "lots"}))
     bad_selector = pod_dict(
         "p",

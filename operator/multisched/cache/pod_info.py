@@ -273,13 +273,14 @@ class PodInfo:
         containers run one at a time, so the pod needs the max of both phases.
         """
         reqs, nz = Resource(), Resource()
-        for c in containers:
-            reqs.add(_requests(c))
-            nz.add(_non_zero(c))
+        for i, c in enumerate(containers):
+            r, n = _container_requests(c, f"spec.containers[{i}]")
+            reqs.add(r)
+            nz.add(n)
         init_max, init_nz_max = Resource(), Resource()
         sidecars, sidecars_nz = Resource(), Resource()
-        for c in init_containers:
-            r, n = _requests(c), _non_zero(c)
+        for i, c in enumerate(init_containers):
+            r, n = _container_requests(c, f"spec.initContainers[{i}]")
             if c.get("restartPolicy") == "Always":
                 reqs.add(r)
                 nz.add(n)
@@ -294,7 +295,10 @@ class PodInfo:
         reqs.set_max(init_max)
         nz.set_max(init_nz_max)
         if overhead:
-            extra = Resource.from_list(overhead)
+            try:
+                extra = Resource.from_list(overhead)
+            except QuantityError as exc:
+                raise QuantityError(f"spec.overhead.{exc}") from None
             reqs.add(extra)
             nz.add(extra)
         self.requests = reqs
@@ -337,6 +341,14 @@ class PodInfo:
 
     def __repr__(self) -> str:
         return f"PodInfo({self.key})"
+
+
+def _container_requests(container: Mapping[str, Any], path: str) -> tuple[Resource, Resource]:
+    """Requests and scoring requests of one container; errors name the field."""
+    try:
+        return _requests(container), _non_zero(container)
+    except QuantityError as exc:
+        raise QuantityError(f"{path}.resources: {exc}") from None
 
 
 def _requests(container: Mapping[str, Any]) -> Resource:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .quantity import to_int, to_milli
+from .quantity import QuantityError, to_int, to_milli
 
 CPU = "cpu"
 MEMORY = "memory"
@@ -41,7 +41,10 @@ class Resource:
         """A ``v1.ResourceList`` (quantity strings) as a Resource."""
         res = cls()
         for name, qty in (raw or {}).items():
-            res.set(name, to_milli(qty) if name == CPU else to_int(qty))
+            try:
+                res.set(name, to_milli(qty) if name == CPU else to_int(qty))
+            except QuantityError as exc:
+                raise QuantityError(f"{name}: {exc}") from None
         return res
 
     def get(self, name: str) -> int:

@@ -186,12 +186,7 @@ class KubeClient:
             "lastTransitionTime": now_time(),
         }
         try:
-            await self.api.request(
-                "PATCH",
-                _pod_path(pod, "status"),
-                {"status": {"conditions": [condition]}},
-                content_type=STRATEGIC_MERGE_PATCH,
-            )
+            await self._patch_condition(pod, condition)
         except ApiError as exc:
             if exc.status == 404:
                 return
@@ -264,15 +259,19 @@ class KubeClient:
             "lastTransitionTime": since or now_time(),
         }
         try:
-            await self.api.request(
-                "PATCH",
-                _pod_path(pod, "status"),
-                {"status": {"conditions": [condition]}},
-                content_type=STRATEGIC_MERGE_PATCH,
-            )
+            await self._patch_condition(pod, condition)
         except ApiError as exc:
             if exc.status != 404:
                 raise
+
+    async def _patch_condition(self, pod: PodInfo, condition: dict[str, Any]) -> None:
+        """Strategic-merge one condition into the pod's status (merged by ``type``)."""
+        await self.api.request(
+            "PATCH",
+            _pod_path(pod, "status"),
+            {"status": {"conditions": [condition]}},
+            content_type=STRATEGIC_MERGE_PATCH,
+        )
 
     async def _pod_event(
         self, pod: PodInfo, type_: str, reason: str, message: str, component: str, action: str
