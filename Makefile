@@ -22,8 +22,8 @@ test: install $(HELM)
 	HELM=$(abspath $(HELM)) $(VENV)/bin/pytest -q --ignore=tests/e2e $(PYTEST_ARGS)
 
 lint: install
-	$(VENV)/bin/ruff check operator tests examples
-	$(VENV)/bin/ruff format --check operator tests examples
+	$(VENV)/bin/ruff check operator tests examples bench
+	$(VENV)/bin/ruff format --check operator tests examples bench
 	$(VENV)/bin/mypy
 
 bench: install
