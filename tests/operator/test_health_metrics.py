@@ -44,6 +44,7 @@ async def test_metrics_are_exposed(
     metrics.attempt("my-scheduler", "scheduled", 0.002)
     metrics.attempt("my-scheduler", "unschedulable", 0.001)
     metrics.bound("my-scheduler", 0.01, 0.5)
+    metrics.plugin("NodeResourcesFit", "Filter", "Unschedulable", 0.00002)
     resp = await client.get("/metrics")
     assert resp.status == 200
     assert resp.headers["Content-Type"].startswith("text/plain")
@@ -61,6 +62,10 @@ async def test_metrics_are_exposed(
         "multisched_leader",
     ):
         assert name in text
+    assert (
+        'multisched_plugin_execution_duration_seconds_count{extension_point="Filter",'
+        'plugin="NodeResourcesFit",status="Unschedulable"} 1.0'
+    ) in lines
 
 
 def test_the_chart_command_line() -> None:

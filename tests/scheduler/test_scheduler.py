@@ -153,3 +153,36 @@ async def test_profile_swap_applies_to_next_pod_and_retires_names() -> None:
     assert pending.uid in sched.queue
     sched.set_config(config(profile("test")))
     assert pending.uid not in sched.queue
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.plugins: list[tuple[str, str, str]] = []
+
+    def attempt(self, profile: str, result: str, seconds: float) -> None:
+        pass
+
+    def bound(self, profile: str, binding_seconds: float, e2e_seconds: float) -> None:
+        pass
+
+    def plugin(self, plugin: str, extension_point: str, status: str, seconds: float) -> None:
+        assert seconds >= 0
+        self.plugins.append((plugin, extension_point, status))
+
+
+async def test_plugin_execution_time_sampled_one_cycle_in_ten() -> None:
+    recorder = Recorder()
+    sched, _ = _scheduler(observer=recorder)
+    for i in range(9):
+        sched.on_pod(make_pod(f"p{i}", scheduler_name="test"))
+    await _drain(sched)
+    assert recorder.plugins == []  # cycles 1-9: nothing timed
+    sched.on_pod(make_pod("tenth", scheduler_name="test", requests={"cpu": "64"}))
+    await _drain(sched)
+    seen = set(recorder.plugins)
+    # The tenth cycle fails Filter on both nodes: PreFilter and Filter calls are timed.
+    assert ("OnlyNamed", "PreFilter", "Success") in seen
+    assert ("CpuFit", "Filter", "Unschedulable") in seen
+    assert [p for p in recorder.plugins if p[1] == "Filter"] == [
+        ("CpuFit", "Filter", "Unschedulable")
+    ] * 2

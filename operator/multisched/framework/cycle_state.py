@@ -12,10 +12,12 @@ class CycleState:
     preemption relies on to dry-run pod removals without touching the real state.
     """
 
-    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins")
+    __slots__ = ("_data", "record_plugin_metrics", "skip_filter_plugins", "skip_score_plugins")
 
-    def __init__(self) -> None:
+    def __init__(self, record_plugin_metrics: bool = False) -> None:
         self._data: dict[str, Any] = {}
+        #: Time each plugin call of this cycle (the scheduler samples ~10% of cycles).
+        self.record_plugin_metrics = record_plugin_metrics
         self.skip_filter_plugins: set[str] = set()
         self.skip_score_plugins: set[str] = set()
 
@@ -33,7 +35,7 @@ class CycleState:
         self._data.pop(key, None)
 
     def clone(self) -> CycleState:
-        twin = CycleState()
+        twin = CycleState(self.record_plugin_metrics)
         for key, value in self._data.items():
             copier = getattr(value, "clone", None)
             twin._data[key] = copier() if callable(copier) else value

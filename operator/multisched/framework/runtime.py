@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Callable, Mapping, Sequence
+from time import perf_counter
 from typing import Any
 
 from multisched.cache import NodeInfo, PodInfo, Snapshot
@@ -27,12 +28,13 @@ from .interfaces import (
     PreFilterResult,
 )
 from .registry import Registry
-from .status import Code, PluginError, Status
+from .status import Code, PluginError, Status, code_label
 from .waiting import WaitingPod
 
 logger = logging.getLogger(__name__)
 
 FilterFn = Callable[[CycleState, PodInfo, NodeInfo], "Status | None"]
+PluginObserver = Callable[[str, str, str, float], None]
 
 
 class FrameworkError(Exception):
@@ -83,6 +85,8 @@ class Framework:
         self._nominator: PodNominator = nominator if nominator is not None else _NoNominator()
         self.rng = rng or random.Random()
         self.waiting_pods: dict[str, WaitingPod] = {}
+        #: (plugin, extension point, status code, seconds) for cycles that record metrics.
+        self.plugin_observer: PluginObserver | None = None
         self.plugins: dict[str, Any] = {}
         for name in profile.all_plugin_names():
             factory = registry[name].factory
@@ -133,6 +137,24 @@ class Framework:
     def get_waiting_pod(self, uid: str) -> WaitingPod | None:
         return self.waiting_pods.get(uid)
 
+    def _observe(
+        self, state: CycleState, plugin: str, point: str, status: Status | None, start: float
+    ) -> None:
+        if state.record_plugin_metrics and self.plugin_observer is not None:
+            self.plugin_observer(plugin, point, code_label(status), perf_counter() - start)
+
+    def _timed_filter(self, name: str, fn: FilterFn) -> FilterFn:
+        observer = self.plugin_observer
+        assert observer is not None
+
+        def timed(state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+            start = perf_counter()
+            status = fn(state, pod, node)
+            observer(name, "Filter", code_label(status), perf_counter() - start)
+            return status
+
+        return timed
+
     # -- queue ---------------------------------------------------------------------------
 
     def run_pre_enqueue(self, pod: PodInfo) -> Status | None:
@@ -154,10 +176,12 @@ class Framework:
         result: PreFilterResult | None = None
         narrowing: list[str] = []
         for pl in self.pre_filter_plugins:
+            start = perf_counter()
             try:
                 r, status = pl.pre_filter(state, pod, nodes)
             except PluginError as exc:
                 return None, Status(Code.ERROR, str(exc), plugin=pl.name)
+            self._observe(state, pl.name, "PreFilter", status, start)
             if status is not None and status.is_skip():
                 state.skip_filter_plugins.add(pl.name)
                 continue
@@ -186,7 +210,10 @@ class Framework:
     def active_filters(self, state: CycleState) -> list[tuple[str, FilterFn]]:
         """Filter plugins for this cycle, minus those PreFilter skipped."""
         skip = state.skip_filter_plugins
-        return [(pl.name, pl.filter) for pl in self.filter_plugins if pl.name not in skip]
+        active = [(pl.name, pl.filter) for pl in self.filter_plugins if pl.name not in skip]
+        if state.record_plugin_metrics and self.plugin_observer is not None:
+            return [(name, self._timed_filter(name, fn)) for name, fn in active]
+        return active
 
     def run_filter_plugins(
         self,
@@ -279,7 +306,9 @@ class Framework:
         result: PostFilterResult | None = None
         rejector = ""
         for pl in self.post_filter_plugins:
+            start = perf_counter()
             r, status = await pl.post_filter(state, pod, statuses)
+            self._observe(state, pl.name, "PostFilter", status, start)
             if status is None or status.is_success():
                 return r, Status(Code.SUCCESS, plugin=pl.name)
             if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
@@ -296,7 +325,9 @@ class Framework:
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> Status | None:
         for pl in self.pre_score_plugins:
+            start = perf_counter()
             status = pl.pre_score(state, pod, nodes)
+            self._observe(state, pl.name, "PreScore", status, start)
             if status is None or status.is_success():
                 continue
             if status.is_skip():
@@ -320,6 +351,7 @@ class Framework:
             if pl.name in skip:
                 continue
             score = pl.score
+            start = perf_counter()
             try:
                 scores = [score(state, pod, node) for node in nodes]
                 normalize = getattr(pl, "normalize_score", None)
@@ -329,6 +361,8 @@ class Framework:
                         raise PluginError(status.message())
             except PluginError as exc:
                 raise PluginError(f'running Score plugin "{pl.name}": {exc}') from exc
+            # One observation per plugin and cycle: all its nodes plus NormalizeScore.
+            self._observe(state, pl.name, "Score", None, start)
             if scores and (max(scores) > MAX_NODE_SCORE or min(scores) < MIN_NODE_SCORE):
                 bad = next(x for x in scores if not MIN_NODE_SCORE <= x <= MAX_NODE_SCORE)
                 raise PluginError(
@@ -342,7 +376,9 @@ class Framework:
 
     def run_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         for pl in self.reserve_plugins:
+            start = perf_counter()
             status: Status | None = pl.reserve(state, pod, node_name)
+            self._observe(state, pl.name, "Reserve", status, start)
             if status is not None and not status.is_success():
                 if status.is_rejected():
                     return status.with_plugin(pl.name)
@@ -364,7 +400,9 @@ class Framework:
         """Success, a rejection, or Wait (the pod is registered in ``waiting_pods``)."""
         timeouts: dict[str, float] = {}
         for pl in self.permit_plugins:
+            start = perf_counter()
             status, timeout = pl.permit(state, pod, node_name)
+            self._observe(state, pl.name, "Permit", status, start)
             if status is None or status.is_success():
                 continue
             if status.is_rejected():
@@ -391,14 +429,18 @@ class Framework:
 
     async def run_pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         for pl in self.pre_bind_plugins:
+            start = perf_counter()
             status: Status | None = await pl.pre_bind(state, pod, node_name)
+            self._observe(state, pl.name, "PreBind", status, start)
             if status is not None and not status.is_success():
                 return status.with_plugin(pl.name)
         return None
 
     async def run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         for pl in self.bind_plugins:
+            start = perf_counter()
             status: Status | None = await pl.bind(state, pod, node_name)
+            self._observe(state, pl.name, "Bind", status, start)
             if status is not None and status.is_skip():
                 continue
             if status is not None and not status.is_success():

@@ -24,6 +24,11 @@ class Code(IntEnum):
     #: The pod waits for something other than cluster state to change.
     PENDING = 6
 
+    @property
+    def label(self) -> str:
+        """Upstream's spelling (``Success``, ``UnschedulableAndUnresolvable``...) for metrics."""
+        return self.name.title().replace("_", "")
+
 
 class Status:
     __slots__ = ("code", "plugin", "reasons")
@@ -78,6 +83,10 @@ class Status:
 
 class PluginError(Exception):
     """Raised by a Score plugin (or any plugin) for an internal error; becomes Code.ERROR."""
+
+
+def code_label(status: Status | None) -> str:
+    return "Success" if status is None else status.code.label
 
 
 def as_status(status: Status | None) -> Status:

@@ -28,9 +28,16 @@ class SchedulerObserver(Protocol):
 
     def bound(self, profile: str, binding_seconds: float, e2e_seconds: float) -> None: ...
 
+    def plugin(self, plugin: str, extension_point: str, status: str, seconds: float) -> None:
+        """One plugin call of a sampled cycle (upstream plugin_execution_duration_seconds)."""
+        ...
+
 
 class NullObserver:
     def attempt(self, profile: str, result: str, seconds: float) -> None:
+        pass
+
+    def plugin(self, plugin: str, extension_point: str, status: str, seconds: float) -> None:
         pass
 
     def bound(self, profile: str, binding_seconds: float, e2e_seconds: float) -> None:
