@@ -9,7 +9,14 @@ from typing import Any
 import pytest
 
 from config_fakes import plugin
-from multisched.config import Plugins, PluginSet, effective_plugins, merge_plugin_set, merge_plugins
+from multisched.config import (
+    EXTENSION_POINTS,
+    Plugins,
+    PluginSet,
+    effective_plugins,
+    merge_plugin_set,
+    merge_plugins,
+)
 from multisched.config.checks import check_plugins
 
 
@@ -141,19 +148,8 @@ def test_merge_plugins_append_disabled_multipoint_plugins() -> None:
     assert got.score.enabled == []
 
 
-ALL_POINTS = (
-    "queueSort",
-    "preFilter",
-    "filter",
-    "postFilter",
-    "preScore",
-    "score",
-    "reserve",
-    "permit",
-    "preBind",
-    "bind",
-    "postBind",
-)
+# Every point but preEnqueue, which upstream's test plugin does not implement.
+ALL_POINTS = tuple(p for p in EXTENSION_POINTS if p != "preEnqueue")
 
 # The framework_test.go registry: testPlugin implements every point.
 UPSTREAM_REGISTRY = {

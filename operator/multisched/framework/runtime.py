@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from time import perf_counter
 from typing import Any
 
@@ -454,6 +454,3 @@ class Framework:
                 pl.post_bind(state, pod, node_name)
             except Exception:
                 logger.exception("PostBind of plugin %s failed for pod %s", pl.name, pod.key)
-
-    def effective_plugins(self) -> Mapping[str, tuple[str, ...]]:
-        return self.profile.plugins

@@ -17,6 +17,7 @@ from multisched.framework import MAX_NODE_SCORE, CycleState, Handle, PreFilterRe
 
 from ._label_validation import aggregate, node_selector_term_errors
 from ._node_affinity_required import RequiredNodeAffinity
+from ._normalize import default_normalize_score
 
 NAME = "NodeAffinity"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
@@ -107,20 +108,6 @@ def _pod_node_names(selector: NodeSelector) -> frozenset[str] | None:
     return frozenset(names)
 
 
-def _default_normalize_score(max_priority: int, reverse: bool, scores: list[int]) -> None:
-    """Upstream ``helper.DefaultNormalizeScore``: scale [0, max(scores)] to [0, max_priority]."""
-    max_count = max(scores, default=0)
-    if max_count <= 0:
-        if reverse:
-            scores[:] = [max_priority] * len(scores)
-        return
-    for i, score in enumerate(scores):
-        scaled = max_priority * score
-        # Go's integer division truncates toward zero.
-        scaled = scaled // max_count if scaled >= 0 else -(-scaled // max_count)
-        scores[i] = max_priority - scaled if reverse else scaled
-
-
 class NodeAffinity:
     name = NAME
     args_model: ClassVar[type[BaseModel] | None] = NodeAffinityArgs
@@ -200,7 +187,7 @@ class NodeAffinity:
     def normalize_score(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], scores: list[int]
     ) -> Status | None:
-        _default_normalize_score(MAX_NODE_SCORE, False, scores)
+        default_normalize_score(MAX_NODE_SCORE, False, scores)
         return None
 
 

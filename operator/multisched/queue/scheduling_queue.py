@@ -158,6 +158,13 @@ class SchedulingQueue:
         elif where == "unschedulable":
             self._unschedulable.pop(uid, None)
 
+    def delete_where(self, predicate: Callable[[QueuedPodInfo], bool]) -> int:
+        """Forget every queued pod ``predicate`` selects (e.g. of a retired profile)."""
+        doomed = [uid for uid, qpi in self._infos.items() if predicate(qpi)]
+        for uid in doomed:
+            self.delete(uid)
+        return len(doomed)
+
     def __contains__(self, uid: str) -> bool:
         return uid in self._where
 

@@ -120,13 +120,8 @@ class Scheduler:
         self.queue.initial_backoff = config.pod_initial_backoff_seconds
         self.queue.max_backoff = config.pod_max_backoff_seconds
         # Pods of retired names leave the queue untouched; the rest may fit under new plugins.
-        for uid in [u for u in list(self.queue._infos) if not self._owns_uid(u)]:
-            self.queue.delete(uid)
+        self.queue.delete_where(lambda qpi: qpi.pod.scheduler_name not in self.profiles)
         self.queue.move_all_to_active_or_backoff("ProfileChange")
-
-    def _owns_uid(self, uid: str) -> bool:
-        qpi = self.queue.info(uid)
-        return qpi is not None and qpi.pod.scheduler_name in self.profiles
 
     def _less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
         fwk = self.profiles.get(a.pod.scheduler_name) or next(iter(self.profiles.values()), None)
