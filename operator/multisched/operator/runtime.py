@@ -1,9 +1,10 @@
-"""One running operator: the scheduler, its inputs from the watches, and its outputs.
+"""One running operator: the scheduler, its inputs, and its outputs.
 
-The kopf handlers only translate events into calls here, so everything below can be
-driven without kopf. Writes (bindings, events, status) happen only while this replica
-schedules: with leader election off, or while it holds the Lease. A standby keeps its
-cache and queue warm from the watches, like kube-scheduler's informers do.
+Inputs: kopf's handlers bring pending pods and SchedulerProfiles; the intake's informers
+bring nodes, assigned pods, namespaces and PDBs (intake.py). Both only call methods here,
+so everything below can be driven without kopf. Writes (bindings, events, status) happen
+only while this replica schedules: with leader election off, or while it holds the Lease.
+A standby keeps its cache and queue warm, like kube-scheduler's informers do.
 """
 
 from __future__ import annotations
@@ -15,15 +16,18 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import aiohttp
 from kubernetes_asyncio import client as k8s
 
 from multisched.cache import NodeError, PodError, PodInfo
 from multisched.config.resolved import LeaderElection, ResolvedConfig
 from multisched.framework import Registry
+from multisched.informer import ApiStatusError, Resource, list_objects
 from multisched.scheduler import Scheduler, default_registry
 
 from .client import Api, ApiError, KubeClient, load_configuration
 from .health import HealthServer
+from .intake import ASSIGNED_PODS, NAMESPACES, NODES, PDBS, PODS, Feed, Intake
 from .leader import KubeLeaseApi, LeaderElector, LeaseApi, new_identity
 from .metrics import Metrics
 from .options import COMPONENT, Options
@@ -33,6 +37,8 @@ logger = logging.getLogger(__name__)
 
 USER_AGENT = "multisched"
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+PROFILES = Resource(GROUP, VERSION, PLURAL)
 
 
 #: Metadata that changes without the pod changing for scheduling (upstream ``isPodUpdated``).
@@ -47,6 +53,10 @@ def _pod_updated(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
     old_meta, new_meta = old.get("metadata") or {}, new.get("metadata") or {}
     keys = (set(old_meta) | set(new_meta)) - _VOLATILE_METADATA
     return any(old_meta.get(k) != new_meta.get(k) for k in keys)
+
+
+def _scheduler_name(body: Mapping[str, Any]) -> str:
+    return str((body.get("spec") or {}).get("schedulerName") or DEFAULT_SCHEDULER_NAME)
 
 
 def _key(body: Mapping[str, Any]) -> tuple[str, str, str]:
@@ -71,8 +81,10 @@ class Runtime:
         self.configuration = configuration
         self.identity = identity or new_identity()
         self.lease_api: LeaseApi = lease_api or KubeLeaseApi(api)
-        #: Unbound, live pods of every schedulerName, by uid: re-offered when a name appears.
+        #: Unbound, live pods of served schedulerNames, by uid.
         self.unbound: dict[str, PodInfo] = {}
+        #: Unbound pods of other schedulerNames, as listed: parsed when their name appears.
+        self.others: dict[str, dict[str, Any]] = {}
         self.client = KubeClient(api, is_pending=self.unbound.__contains__)
         self.client.active = False
         registry = registry if registry is not None else default_registry()
@@ -86,8 +98,9 @@ class Runtime:
         )
         self.metrics.track_pending(self.scheduler.queue.pending_counts)
         self.book = ProfileBook(registry, self.scheduler.build_profiles)
-        #: Pods, nodes, namespaces and PDBs have been listed (kopf's index barrier passed).
-        self.synced = False
+        #: Nodes, assigned pods, namespaces and PDBs; built by ``start``.
+        self.intake: Intake | None = None
+        self._profile_resync: asyncio.Task[None] | None = None
         self.election: LeaderElection | None = None
         self.elector: LeaderElector | None = None
         self._elector_task: asyncio.Task[None] | None = None
@@ -112,7 +125,22 @@ class Runtime:
 
     # -- lifecycle ------------------------------------------------------------------------
 
+    @property
+    def synced(self) -> bool:
+        """Every informer has listed its kind (``/readyz``)."""
+        return self.intake is not None and self.intake.synced
+
+    def feeds(self) -> list[Feed]:
+        return [
+            Feed(NODES, self.on_node, self.on_node_deleted),
+            Feed(PODS, self.on_assigned_pod, self.on_assigned_pod_deleted, ASSIGNED_PODS),
+            Feed(NAMESPACES, self.on_namespace, self.on_namespace_deleted),
+            Feed(PDBS, self.on_pdb, self.on_pdb_deleted),
+        ]
+
     async def start(self) -> None:
+        self.intake = Intake(self.api.api_client, self.feeds(), on_relisted=self.resync_profiles)
+        self.intake.start()
         if self.options.http_port:
             self._health = HealthServer(
                 self.options.http_host,
@@ -125,7 +153,13 @@ class Runtime:
         self._housekeeping = asyncio.create_task(self._housekeep(), name="multisched housekeeping")
 
     async def stop(self) -> None:
-        tasks = [t for t in (self._housekeeping, self._elector_task) if t is not None]
+        if self.intake is not None:
+            await self.intake.stop()
+        tasks = [
+            t
+            for t in (self._housekeeping, self._elector_task, self._profile_resync)
+            if t is not None
+        ]
         for task in tasks:
             task.cancel()
         for task in tasks:
@@ -237,9 +271,13 @@ class Runtime:
     async def _run_loop(self, stop: asyncio.Event, previous: asyncio.Task[None] | None) -> None:
         if previous is not None:
             await asyncio.wait({previous})
+        gate = None
+        if self.intake is not None:
+            await self.intake.wait_synced()  # WaitForCacheSync
+            gate = self.intake.gate
         logger.info("scheduling loop started")
         try:
-            await self.scheduler.run(stop)
+            await self.scheduler.run(stop, gate=gate)
         finally:
             logger.info("scheduling loop stopped")
 
@@ -255,28 +293,32 @@ class Runtime:
             queue = self.scheduler.queue
             queue.flush_backoff_completed()
             queue.flush_unschedulable_left_over()
+            self.resync_profiles()
             await self._sync_statuses(self.book.objects)
 
-    # -- watch input: pods, nodes, namespaces, PDBs ---------------------------------------
-
-    def mark_synced(self) -> None:
-        if not self.synced:
-            self.synced = True
-            logger.info("caches synced")
+    # -- pending pods (kopf, unscheduled only) ---------------------------------------------
 
     async def on_pod(self, body: Mapping[str, Any]) -> None:
-        """A pod was listed, added or modified (re-listing the same pod is a no-op)."""
+        """A pending pod was listed, added or modified (re-listing the same pod is a no-op)."""
         uid = _key(body)[2]
-        if (body.get("status") or {}).get("phase") in TERMINAL_PHASES:
-            self.on_pod_deleted(body)  # finished pods hold no resources (upstream filters them)
+        spec = body.get("spec") or {}
+        phase = (body.get("status") or {}).get("phase")
+        if spec.get("nodeName") or phase in TERMINAL_PHASES:
+            self.on_pending_pod_gone(body)  # the assigned-pod informer takes it from here
             return
+        if (spec.get("schedulerName") or DEFAULT_SCHEDULER_NAME) not in self.scheduler.profiles:
+            self.unbound.pop(uid, None)
+            self.scheduler.forget_pending(uid)
+            self.others[uid] = dict(body)  # not ours (yet): parse only if its name appears
+            return
+        self.others.pop(uid, None)
         try:
             pod = PodInfo.parse(body)
         except PodError as exc:
             await self._unreadable_pod(body, uid, str(exc))
             return
         self._bad_pods.pop(uid, None)
-        if pod.node_name or pod.terminating:
+        if pod.terminating:
             self.unbound.pop(uid, None)
             self.scheduler.on_pod(pod)
             return
@@ -290,9 +332,38 @@ class Runtime:
             return
         self.scheduler.on_pod(pod)
 
-    def on_pod_deleted(self, body: Mapping[str, Any]) -> None:
+    def on_pending_pod_gone(self, body: Mapping[str, Any]) -> None:
+        """The pod left the unscheduled selection: bound, finished or deleted. It is no
+        longer pending; whether it holds resources is the assigned-pod informer's news."""
         _, _, uid = _key(body)
         self.unbound.pop(uid, None)
+        self.others.pop(uid, None)
+        self._bad_pods.pop(uid, None)
+        self.scheduler.forget_pending(uid)
+
+    # -- informers: assigned pods, nodes, namespaces, PDBs ----------------------------------
+
+    def on_assigned_pod(self, body: dict[str, Any]) -> None:
+        spec = body.get("spec") or {}
+        if not spec.get("nodeName"):
+            return  # a pending pod (an API that ignored the field selector): kopf's
+        if (body.get("status") or {}).get("phase") in TERMINAL_PHASES:
+            self.on_assigned_pod_deleted(body)  # finished pods hold no resources
+            return
+        uid = _key(body)[2]
+        try:
+            pod = PodInfo.parse(body)
+        except PodError as exc:
+            if self._bad_pods.get(uid) != str(exc):
+                self._bad_pods[uid] = str(exc)
+                logger.warning("not counting a bound pod: %s", exc)
+            return
+        self._bad_pods.pop(uid, None)
+        self.unbound.pop(uid, None)
+        self.scheduler.on_pod(pod.compact())
+
+    def on_assigned_pod_deleted(self, body: dict[str, Any]) -> None:
+        _, _, uid = _key(body)
         self._bad_pods.pop(uid, None)
         self.scheduler.on_pod_deleted(uid)
 
@@ -335,13 +406,20 @@ class Runtime:
     def on_node_deleted(self, body: Mapping[str, Any]) -> None:
         self.scheduler.on_node_deleted(_key(body)[1])
 
-    def on_namespace(self, body: Mapping[str, Any], deleted: bool = False) -> None:
+    def on_namespace(self, body: Mapping[str, Any]) -> None:
         labels = (body.get("metadata") or {}).get("labels") or {}
-        self.scheduler.cache.set_namespace(_key(body)[1], None if deleted else dict(labels))
+        self.scheduler.cache.set_namespace(_key(body)[1], dict(labels))
 
-    def on_pdb(self, body: Mapping[str, Any], deleted: bool = False) -> None:
+    def on_namespace_deleted(self, body: Mapping[str, Any]) -> None:
+        self.scheduler.cache.set_namespace(_key(body)[1], None)
+
+    def on_pdb(self, body: Mapping[str, Any]) -> None:
         namespace, name, _ = _key(body)
-        self.scheduler.cache.set_pdb(f"{namespace}/{name}", None if deleted else dict(body))
+        self.scheduler.cache.set_pdb(f"{namespace}/{name}", dict(body))
+
+    def on_pdb_deleted(self, body: Mapping[str, Any]) -> None:
+        namespace, name, _ = _key(body)
+        self.scheduler.cache.set_pdb(f"{namespace}/{name}", None)
 
     # -- SchedulerProfiles ----------------------------------------------------------------
 
@@ -354,11 +432,11 @@ class Runtime:
         if deleted:
             logger.info("SchedulerProfile %s deleted: its schedulerNames retire", name)
             self._warned.pop(name, None)
-        self._reconfigure()
+        await self._reconfigure()
         await self._report_problems()
         await self._sync_statuses(self.book.objects)
 
-    def _reconfigure(self) -> None:
+    async def _reconfigure(self) -> None:
         before = set(self.scheduler.profiles)
         combined = self.book.combine()
         self._apply_election(combined.config.leader_election)
@@ -366,10 +444,14 @@ class Runtime:
         served = sorted(combined.frameworks)
         logger.info("serving schedulerNames: %s", ", ".join(served) or "(none)")
         added = set(combined.frameworks) - before
+        retired = before - set(combined.frameworks)
+        for uid, pod in list(self.unbound.items()):
+            if pod.scheduler_name in retired:  # not ours any more: back to raw
+                del self.unbound[uid]
+                self.others[uid] = pod.raw
         if added:
-            for pod in list(self.unbound.values()):
-                if pod.scheduler_name in added:
-                    self.scheduler.on_pod(pod)
+            for body in [b for b in self.others.values() if _scheduler_name(b) in added]:
+                await self.on_pod(body)
 
     async def _report_problems(self) -> None:
         """A Warning event per newly failing object (our own object, so kopf-like)."""
@@ -410,3 +492,28 @@ class Runtime:
             obj = self.book.objects.get(name)
             if obj is not None:
                 obj.status = desired  # until the watch shows it, do not write it again
+
+    # -- SchedulerProfiles gone while no watch was looking ----------------------------------
+
+    def resync_profiles(self) -> None:
+        """List SchedulerProfiles and retire those gone: kopf lists again after a gap but
+        reports no deletion it missed. Called after any informer relisted, and periodically."""
+        if self._profile_resync is None or self._profile_resync.done():
+            self._profile_resync = asyncio.ensure_future(self._resync_profiles())
+
+    async def _resync_profiles(self) -> None:
+        # Only what was known before the LIST can be missing from it for being deleted;
+        # an object kopf brings in meanwhile is newer than the list.
+        known = {name: obj.uid for name, obj in self.book.objects.items()}
+        try:
+            listed = await list_objects(self.api.api_client, PROFILES)
+        except (TimeoutError, ApiStatusError, aiohttp.ClientError, OSError) as exc:
+            logger.info("could not list SchedulerProfiles to reconcile them: %s", exc)
+            return
+        except (ValueError, RecursionError) as exc:
+            logger.warning("could not decode the SchedulerProfile list: %s", str(exc)[:200])
+            return
+        present = {str((o.get("metadata") or {}).get("name") or "") for o in listed.items}
+        for name, uid in known.items():
+            if name not in present:
+                await self.on_profile({"metadata": {"name": name, "uid": uid}}, deleted=True)
