@@ -27,7 +27,7 @@ from typing import Any
 import aiohttp
 from kubernetes_asyncio import client as k8s
 
-from .listing import ApiStatusError, Resource, list_objects, raise_for_status
+from .listing import ApiStatusError, Resource, list_pages, raise_for_status
 
 logger = logging.getLogger(__name__)
 
@@ -192,44 +192,52 @@ class Informer:
     # -- LIST -----------------------------------------------------------------------------
 
     async def _list_and_reconcile(self) -> None:
+        previous, self.known = self.known, {}
+        resource_version, count = "", 0
         try:
-            result = await list_objects(
+            async for page in list_pages(
                 self.api_client,
                 self.resource,
                 field_selector=self.field_selector,
                 label_selector=self.label_selector,
                 page_size=self.settings.page_size,
                 timeout=self.settings.request_timeout_seconds,
-            )
-        except ApiStatusError as exc:
-            if exc.status == 410:  # a continue token expired mid-list: start over
-                raise Gone() from exc
+            ):
+                resource_version = page.resource_version or resource_version
+                for obj in page.items:
+                    self._reconcile_one(obj, previous)
+                    count += 1
+                    if count % self.settings.yield_every == 0:
+                        await asyncio.sleep(0)
+        except BaseException as exc:
+            # Nothing of this partial list is final: what was known stays known, so the
+            # next list reconciles against it and misses no deletion.
+            for key, entry in previous.items():
+                self.known.setdefault(key, entry)
+            if isinstance(exc, ApiStatusError) and exc.status == 410:
+                raise Gone() from exc  # a continue token expired mid-list: start over
             raise
-        previous, self.known = self.known, {}
-        for i, obj in enumerate(result.items):
-            key = object_key(obj)
-            meta = obj.get("metadata") or {}
-            uid, rv = str(meta.get("uid") or ""), str(meta.get("resourceVersion") or "")
-            old = previous.pop(key, None)
-            if old is not None and old[0] != uid:
-                self._deliver(self.on_delete, tombstone(key, old[0]))
-                old = None
-            self.known[key] = (uid, rv)
-            if old is None or not rv or old[1] != rv:
-                self._deliver(self.on_upsert, obj)
-            if i % self.settings.yield_every == self.settings.yield_every - 1:
-                await asyncio.sleep(0)
         for key, (uid, _) in previous.items():  # deleted while we were not watching
             self._deliver(self.on_delete, tombstone(key, uid))
-        self.resource_version = result.resource_version
+        self.resource_version = resource_version
         self.lists += 1
         first = not self.synced.is_set()
         self.synced.set()
-        logger.debug(
-            "%s: listed %d objects at %s", self.resource, len(result.items), self.resource_version
-        )
+        logger.debug("%s: listed %d objects at %s", self.resource, count, resource_version)
         if not first and self.on_relisted is not None:
             self.on_relisted()
+
+    def _reconcile_one(self, obj: dict[str, Any], previous: dict[str, tuple[str, str]]) -> None:
+        key = object_key(obj)
+        meta = obj.get("metadata") or {}
+        uid, rv = str(meta.get("uid") or ""), str(meta.get("resourceVersion") or "")
+        old = previous.pop(key, None)
+        if old is not None and old[0] != uid:
+            self._deliver(self.on_delete, tombstone(key, old[0]))
+            old = None
+        self.known[key] = (uid, rv)
+        if old is None or not rv or old[1] != rv:
+            self._deliver(self.on_upsert, obj)
 
     # -- WATCH ----------------------------------------------------------------------------
 
