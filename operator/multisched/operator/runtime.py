@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import functools
 import logging
+import urllib.request
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -53,6 +54,15 @@ def _pod_updated(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
     old_meta, new_meta = old.get("metadata") or {}, new.get("metadata") or {}
     keys = (set(old_meta) | set(new_meta)) - _VOLATILE_METADATA
     return any(old_meta.get(k) != new_meta.get(k) for k in keys)
+
+
+def _skip_env_lookups(api_client: k8s.ApiClient) -> None:
+    """kubernetes_asyncio opens its session with ``trust_env=True``: aiohttp then reads
+    ~/.netrc and the proxy variables in a worker thread before *every* request, two thread
+    hops per binding. With no proxy in the environment there is nothing to find."""
+    session: Any = getattr(api_client.rest_client, "pool_manager", None)
+    if not urllib.request.getproxies() and hasattr(session, "_trust_env"):
+        session._trust_env = False
 
 
 def _scheduler_name(body: Mapping[str, Any]) -> str:
@@ -120,6 +130,7 @@ class Runtime:
         configuration = await load_configuration(options.kubeconfig)
         api_client = k8s.ApiClient(configuration)
         api_client.user_agent = USER_AGENT
+        _skip_env_lookups(api_client)
         api = Api(api_client)
         return cls(options, api, configuration=configuration)
 
