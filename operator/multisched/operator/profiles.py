@@ -5,7 +5,7 @@ generation keeps the object's last good configuration in effect. Objects are the
 oldest first (creationTimestamp, then name): a schedulerName belongs to the oldest object
 that claims it, and a newer object claiming a taken name is left out as a whole, so one
 object is always applied or not as a unit. Global settings (percentageOfNodesToScore,
-backoffs, leaderElection) come from the oldest applied object.
+backoffs) come from the oldest applied object; leader election is the process's (flags).
 
 No I/O here: the runtime feeds objects in and writes the statuses out.
 """
@@ -194,7 +194,6 @@ class ProfileBook:
                 percentage_of_nodes_to_score=base.percentage_of_nodes_to_score,
                 pod_initial_backoff_seconds=base.pod_initial_backoff_seconds,
                 pod_max_backoff_seconds=base.pod_max_backoff_seconds,
-                leader_election=base.leader_election,
             )
         self.combined = Combined(combined_config, frameworks, owners, verdicts)
         return self.combined
