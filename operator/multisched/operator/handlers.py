@@ -20,6 +20,7 @@ from typing import Any
 
 import kopf
 
+from .depth import NoDiffBase, allow_api_depth
 from .options import Options
 from .profiles import GROUP, PLURAL, VERSION
 from .runtime import Runtime
@@ -39,6 +40,9 @@ def _deleted(type: str, **_: Any) -> bool:
 def configure(settings: kopf.OperatorSettings) -> None:
     # Leader election is our own Lease; kopf's peering would pause the watches instead.
     settings.peering.standalone = True
+    # Survive the deepest objects the API server stores (see depth.py).
+    settings.persistence.diffbase_storage = NoDiffBase()
+    allow_api_depth()
 
 
 @kopf.on.startup()

@@ -136,6 +136,9 @@ def run(argv: list[str]) -> int:
         # kopf logs every handler call per object; our own logs say what matters.
         logging.getLogger("kopf.objects").setLevel(logging.WARNING)
     from . import handlers  # noqa: F401 - registers the handlers
+    from .depth import allow_api_depth
+
+    allow_api_depth()  # before the first watch decodes anything (see depth.py)
 
     memo = kopf.Memo(options=options)
     try:

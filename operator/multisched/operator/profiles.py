@@ -39,6 +39,10 @@ REASON_INVALID = "InvalidConfiguration"
 REASON_NAME_CONFLICT = "SchedulerNameConflict"
 REASON_QUEUE_SORT_CONFLICT = "QueueSortConflict"
 
+#: Deepest nesting read from a spec. Built-in args need about 12 levels; anything far
+#: deeper is refused on the status before recursive code (pydantic, copies) sees it.
+MAX_SPEC_DEPTH = 64
+
 Builder = Callable[[ResolvedConfig], dict[str, Framework]]
 
 
@@ -91,6 +95,30 @@ def _object_meta(body: Mapping[str, Any]) -> tuple[str, str, str, int]:
     )
 
 
+def too_deep(obj: Any, limit: int = MAX_SPEC_DEPTH) -> str | None:
+    """The path (as written in YAML) where ``obj`` nests deeper than ``limit``, else None.
+
+    Iterative, so it works on objects that recursion cannot walk.
+    """
+    stack: list[tuple[Any, int, tuple[str | int, ...]]] = [(obj, 0, ())]
+    while stack:
+        node, depth, path = stack.pop()
+        if depth > limit:
+            return _render(path)
+        if isinstance(node, Mapping):
+            stack.extend((v, depth + 1, (*path[:8], str(k))) for k, v in node.items())
+        elif isinstance(node, list | tuple):
+            stack.extend((v, depth + 1, (*path[:8], i)) for i, v in enumerate(node))
+    return None
+
+
+def _render(path: tuple[str | int, ...]) -> str:
+    out = ""
+    for part in path[:8]:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+    return out + (".…" if len(path) > 8 else "")
+
+
 def profile_summary(prof: ResolvedProfile) -> dict[str, Any]:
     """``status.profiles[]`` entry: extension point -> plugin names in run order."""
     return {
@@ -120,12 +148,20 @@ class ProfileBook:
             obj = self.objects[name] = ProfileObject(name, uid, created, generation)
         obj.generation = generation
         obj.status = status
+        raw = body.get("spec") or {}
+        where = too_deep(raw)
+        if where is not None:
+            obj.error = f"{where or 'spec'}: nested more than {MAX_SPEC_DEPTH} levels deep"
+            return True
         try:
-            spec = parse_scheduler_profile_spec(body.get("spec") or {})
+            spec = parse_scheduler_profile_spec(raw)
             config = resolve(spec, self.catalog)
             frameworks = self.build(config)
         except ConfigError as exc:
             obj.error = str(exc)
+            return True
+        except RecursionError:  # a plugin's own walk of its args, say: never the operator's
+            obj.error = "too deeply nested to read"
             return True
         except Exception as exc:  # a plugin refused its args when instantiated
             obj.error = str(exc) or type(exc).__name__
