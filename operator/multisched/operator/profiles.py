@@ -39,6 +39,9 @@ REASON_INVALID = "InvalidConfiguration"
 REASON_NAME_CONFLICT = "SchedulerNameConflict"
 REASON_QUEUE_SORT_CONFLICT = "QueueSortConflict"
 
+#: ``metav1.Condition`` message limit (the CRD's maxLength): a longer status is refused.
+CONDITION_MESSAGE_LIMIT = 32768
+
 #: Deepest nesting read from a spec. Built-in args need about 12 levels; anything far
 #: deeper is refused on the status before recursive code (pydantic, copies) sees it.
 MAX_SPEC_DEPTH = 64
@@ -117,6 +120,22 @@ def _render(path: tuple[str | int, ...]) -> str:
     for part in path[:8]:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
     return out + (".…" if len(path) > 8 else "")
+
+
+def condition_message(message: str, limit: int = CONDITION_MESSAGE_LIMIT) -> str:
+    """``message`` cut to ``limit`` (in bytes, so also in characters) at a line boundary,
+    saying how many of its lines (one per problem) are left out."""
+    data = message.encode()
+    if len(data) <= limit:
+        return message
+    total = message.count("\n") + 1
+    # Reserve room for the note; its digits are bounded by the number of lines.
+    room = limit - len(f"\n… ({total} of {total} problems not shown)".encode())
+    kept = data[:room].decode(errors="ignore")
+    if "\n" in kept:
+        kept = kept[: kept.rindex("\n")]
+    shown = kept.count("\n") + 1
+    return f"{kept}\n… ({total - shown} of {total} problems not shown)"
 
 
 def profile_summary(prof: ResolvedProfile) -> dict[str, Any]:
@@ -263,7 +282,7 @@ class ProfileBook:
             "type": READY,
             "status": status,
             "reason": verdict.reason,
-            "message": verdict.message,
+            "message": condition_message(verdict.message),
             "observedGeneration": obj.generation,
             "lastTransitionTime": (
                 old.get("lastTransitionTime")
