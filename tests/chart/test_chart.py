@@ -270,7 +270,7 @@ def test_leader_election_values(render: Render) -> None:
 
 
 def test_leader_election_off_with_several_replicas_is_refused(render: Render) -> None:
-    with pytest.raises(HelmError, match="leaderElection.enabled=false with replicas > 1"):
+    with pytest.raises(HelmError, match=r"leaderElection\.enabled=false with replicas > 1"):
         render("replicas=2", "leaderElection.enabled=false")
     assert not any(
         a.startswith("--leader-elect")
