@@ -183,6 +183,7 @@ def test_bad_leader_election_values_stop_the_start_with_one_line(kube: Kube, cas
         capture_output=True,
         text=True,
         timeout=60,
+        check=False,
     )
     assert out.returncode == 2, out.stderr
     assert out.stderr.count("\n") == 1, out.stderr
