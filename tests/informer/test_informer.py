@@ -160,11 +160,12 @@ async def test_a_failing_list_is_retried_and_the_kind_stays_unsynced_meanwhile()
 
 async def test_an_undecodable_event_is_skipped_not_fatal() -> None:
     api, rec = FakeApi(), Recorder()
-    # Nested deeper than Python's decoder recurses (the API server accepts such objects).
+    # Nested deeper than any recursion limit lets Python decode, and a line cut short.
     meta = json.dumps(obj("poison", 2)["metadata"]).encode()
-    deep = b'{"x":' * 5000 + b"{}" + b"}" * 5000
+    deep = b'{"x":' * 200_000 + b"{}" + b"}" * 200_000
     poison = b'{"type":"ADDED","object":{"metadata":' + meta + b',"spec":' + deep + b"}}"
-    api.watches = [[poison, added("b", 3), "..."]]
+    cut = b'{"type":"ADDED","object":{"metadata":' + meta
+    api.watches = [[poison, cut, added("b", 3), "..."]]
     async with informing(api, rec):
         await until("the next event", lambda: "b" in rec.live)
     assert "poison" not in rec.live

@@ -42,7 +42,9 @@ async def runtime(kmock: KubernetesEmulator) -> AsyncIterator[Runtime]:
     )
     await rt.start()
     assert not rt.scheduling
-    rt.client.active = True  # writes allowed, but no scheduling loop: the queue stays put
+    # Writes allowed, but no scheduling loop: the queue stays put.
+    rt._writing = rt.client.active = True
+    rt.elector = None  # the lease stays held elsewhere; writes no longer ask it
     try:
         yield rt
     finally:

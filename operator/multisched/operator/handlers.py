@@ -25,6 +25,7 @@ from typing import Any
 
 import kopf
 
+from .depth import NoDiffBase, allow_api_depth
 from .intake import UNASSIGNED_PODS
 from .options import Options
 from .profiles import GROUP, PLURAL, VERSION
@@ -42,6 +43,9 @@ def configure(settings: kopf.OperatorSettings) -> None:
     # Leader election is our own Lease; kopf's peering would pause the watches instead.
     settings.peering.standalone = True
     settings.watching.field_selectors["", "v1", "pods"] = UNASSIGNED_PODS
+    # Survive the deepest objects the API server stores (see depth.py).
+    settings.persistence.diffbase_storage = NoDiffBase()
+    allow_api_depth()
 
 
 @kopf.on.startup()

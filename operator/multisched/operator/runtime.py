@@ -21,7 +21,7 @@ import aiohttp
 from kubernetes_asyncio import client as k8s
 
 from multisched.cache import NodeError, PodError, PodInfo
-from multisched.config.resolved import LeaderElection, ResolvedConfig
+from multisched.config.resolved import ResolvedConfig
 from multisched.framework import Registry
 from multisched.informer import ApiStatusError, Resource, list_objects
 from multisched.scheduler import Scheduler, default_registry
@@ -97,6 +97,8 @@ class Runtime:
         self.others: dict[str, dict[str, Any]] = {}
         self.client = KubeClient(api, is_pending=self.unbound.__contains__)
         self.client.active = False
+        #: This replica runs its scheduling loop (election off, or it won the lease).
+        self._writing = False
         registry = registry if registry is not None else default_registry()
         self.metrics = Metrics()
         self.scheduler = Scheduler(
@@ -111,10 +113,8 @@ class Runtime:
         #: Nodes, assigned pods, namespaces and PDBs; built by ``start``.
         self.intake: Intake | None = None
         self._profile_resync: asyncio.Task[None] | None = None
-        self.election: LeaderElection | None = None
         self.elector: LeaderElector | None = None
         self._elector_task: asyncio.Task[None] | None = None
-        self._election_epoch = 0
         self._loop_task: asyncio.Task[None] | None = None
         self._loop_stop: asyncio.Event | None = None
         self._housekeeping: asyncio.Task[None] | None = None
@@ -160,7 +160,7 @@ class Runtime:
                 metrics=self.metrics.render,
             )
             await self._health.start()
-        self._apply_election(self.book.combined.config.leader_election)
+        self._start_election()
         self._housekeeping = asyncio.create_task(self._housekeep(), name="multisched housekeeping")
 
     async def stop(self) -> None:
@@ -176,7 +176,6 @@ class Runtime:
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-        self._elector_task = self.elector = None
         self._stop_loop()
         if self._loop_task is not None:
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -187,7 +186,7 @@ class Runtime:
         for task in background:
             task.cancel()
         if background:
-            await asyncio.wait(background, timeout=5)  # retired electors release their leases
+            await asyncio.wait(background, timeout=5)
         if self._health is not None:
             await self._health.stop()
         await self.api.api_client.close()
@@ -195,58 +194,31 @@ class Runtime:
     @property
     def scheduling(self) -> bool:
         """This replica schedules and writes (no election, or it holds the Lease)."""
-        return self.client.active
+        return self.may_write()
+
+    def may_write(self) -> bool:
+        """Whether a write may be sent now: the loop runs and, with election on, the lease
+        is provably ours at this instant (not merely when the loop was last told)."""
+        return self._writing and (self.elector is None or self.elector.is_leader())
 
     # -- leader election ------------------------------------------------------------------
 
-    def _apply_election(self, configured: LeaderElection) -> None:
-        """Start, stop or retarget the election; called before a new config is set, so pods
-        of new names wait for the lease when the config turns election on."""
-        wanted = self.options.leader_election(configured)
-        current = self.election
-        self.election = wanted
-        if not wanted.leader_elect:
-            if self._elector_task is not None:
-                self._retire_elector()
+    def _start_election(self) -> None:
+        """Leader election is fixed for the process (flags): elect, or schedule at once."""
+        settings = self.options.leader_election()
+        if not settings.leader_elect:
             self._start_loop()
             return
-        same_lease = (
-            current is not None
-            and current.leader_elect
-            and self.elector is not None
-            and (current.resource_namespace, current.resource_name)
-            == (wanted.resource_namespace, wanted.resource_name)
-        )
-        if same_lease and self.elector is not None:
-            self.elector.settings = wanted  # new durations apply from the next round
-            return
-        self._retire_elector()
-        self._stop_loop()
-        self._election_epoch += 1
-        epoch = self._election_epoch
         self.elector = LeaderElector(
             self.lease_api,
-            wanted,
+            settings,
             self.identity,
-            on_started_leading=functools.partial(self._leading_changed, epoch, True),
-            on_stopped_leading=functools.partial(self._leading_changed, epoch, False),
+            on_started_leading=functools.partial(self._leading_changed, True),
+            on_stopped_leading=functools.partial(self._leading_changed, False),
         )
         self._elector_task = asyncio.create_task(self.elector.run(), name="multisched lease")
 
-    def _retire_elector(self) -> None:
-        """Cancel the elector; it releases the Lease on its way out. Its callbacks are
-        ignored from now on (stale epoch)."""
-        self._election_epoch += 1
-        task = self._elector_task
-        self._elector_task = self.elector = None
-        if task is not None:
-            task.cancel()
-            self._background.add(task)
-            task.add_done_callback(self._background.discard)
-
-    def _leading_changed(self, epoch: int, leading: bool) -> None:
-        if epoch != self._election_epoch:
-            return
+    def _leading_changed(self, leading: bool) -> None:
         if leading:
             self._start_loop()
         else:
@@ -255,8 +227,8 @@ class Runtime:
     # -- the scheduling loop --------------------------------------------------------------
 
     def _start_loop(self) -> None:
-        was = self.client.active
-        self.client.active = True
+        was = self._writing
+        self._writing = self.client.active = True
         self.metrics.leader.set(1)
         if self._loop_task is not None and not self._loop_task.done():
             if self._loop_stop is not None and not self._loop_stop.is_set():
@@ -274,7 +246,7 @@ class Runtime:
 
     def _stop_loop(self) -> None:
         """Stop at once: no new cycle starts, and bindings not yet posted are refused."""
-        self.client.active = False
+        self._writing = self.client.active = False
         self.metrics.leader.set(0)
         if self._loop_stop is not None:
             self._loop_stop.set()
@@ -450,7 +422,6 @@ class Runtime:
     async def _reconfigure(self) -> None:
         before = set(self.scheduler.profiles)
         combined = self.book.combine()
-        self._apply_election(combined.config.leader_election)
         self.scheduler.set_config(combined.config, combined.frameworks)
         served = sorted(combined.frameworks)
         logger.info("serving schedulerNames: %s", ", ".join(served) or "(none)")
