@@ -82,6 +82,7 @@ def test_node_add_and_wildcard_move_everyone() -> None:
     clock = Clock()
     q, uids = queue_with_pool(clock)
     assert q.move_all_to_active_or_backoff(ev.NODE_ADD) == 4
+    assert moved(q, uids) == set(uids)
     clock2 = Clock()
     q2, uids2 = queue_with_pool(clock2)
     assert q2.move_all_to_active_or_backoff(ev.WILDCARD_EVENT) == 4
