@@ -42,7 +42,7 @@ async def runtime(kmock: KubernetesEmulator) -> AsyncIterator[Runtime]:
     )
     await rt.start()
     assert not rt.scheduling
-    rt.client.active = True  # writes allowed, but no scheduling loop: the queue stays put
+    rt.client.may_write = lambda: True  # writes allowed, but no loop: the queue stays put
     try:
         yield rt
     finally:

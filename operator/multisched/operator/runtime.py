@@ -73,8 +73,11 @@ class Runtime:
         self.lease_api: LeaseApi = lease_api or KubeLeaseApi(api)
         #: Unbound, live pods of every schedulerName, by uid: re-offered when a name appears.
         self.unbound: dict[str, PodInfo] = {}
-        self.client = KubeClient(api, is_pending=self.unbound.__contains__)
-        self.client.active = False
+        #: Set while this replica schedules; what ``KubeClient.may_write`` reports.
+        self._leading = False
+        self.client = KubeClient(
+            api, is_pending=self.unbound.__contains__, may_write=lambda: self._leading
+        )
         registry = registry if registry is not None else default_registry()
         self.metrics = Metrics()
         self.scheduler = Scheduler(
@@ -145,12 +148,13 @@ class Runtime:
             await asyncio.wait(background, timeout=5)  # retired electors release their leases
         if self._health is not None:
             await self._health.stop()
+        await self.client.close()
         await self.api.api_client.close()
 
     @property
     def scheduling(self) -> bool:
         """This replica schedules and writes (no election, or it holds the Lease)."""
-        return self.client.active
+        return self.client.may_write()
 
     # -- leader election ------------------------------------------------------------------
 
@@ -210,8 +214,8 @@ class Runtime:
     # -- the scheduling loop --------------------------------------------------------------
 
     def _start_loop(self) -> None:
-        was = self.client.active
-        self.client.active = True
+        was = self._leading
+        self._leading = True
         self.metrics.leader.set(1)
         if self._loop_task is not None and not self._loop_task.done():
             if self._loop_stop is not None and not self._loop_stop.is_set():
@@ -229,7 +233,7 @@ class Runtime:
 
     def _stop_loop(self) -> None:
         """Stop at once: no new cycle starts, and bindings not yet posted are refused."""
-        self.client.active = False
+        self._leading = False
         self.metrics.leader.set(0)
         if self._loop_stop is not None:
             self._loop_stop.set()
@@ -252,9 +256,7 @@ class Runtime:
         """Upstream's periodic flushes, plus retrying status writes that failed."""
         while True:
             await asyncio.sleep(self.options.housekeeping_seconds)
-            queue = self.scheduler.queue
-            queue.flush_backoff_completed()
-            queue.flush_unschedulable_left_over()
+            self.scheduler.housekeep()
             await self._sync_statuses(self.book.objects)
 
     # -- watch input: pods, nodes, namespaces, PDBs ---------------------------------------
