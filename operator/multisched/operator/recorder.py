@@ -309,4 +309,3 @@ class Recorder:
 
 def _now_time() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
