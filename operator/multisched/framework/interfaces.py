@@ -67,7 +67,8 @@ class EnqueueExtensions(Plugin, Protocol):
 
     Only those move such a pod out of the unschedulable pool; the rest wait for the
     pool's periodic flush. A plugin without this method is moved by every event
-    (upstream's default for plugins that do not implement EnqueueExtensions).
+    (upstream's default for plugins that do not implement EnqueueExtensions). A plain
+    sequence attribute of that name is accepted too.
     """
 
     def events_to_register(self) -> Sequence[ClusterEvent]: ...

@@ -43,11 +43,11 @@ class FrameworkError(Exception):
 
 
 def _events_to_register(profile: str, name: str, plugin: Any) -> tuple[ClusterEvent, ...]:
-    method = getattr(plugin, "events_to_register", None)
-    if not callable(method):
+    declared = getattr(plugin, "events_to_register", None)
+    if declared is None:
         return (WILDCARD_EVENT,)
     try:
-        events = tuple(method())
+        events = tuple(declared() if callable(declared) else declared)
     except Exception as exc:
         raise FrameworkError(
             f"profile {profile}: plugin {name}: events_to_register failed: {exc}"

@@ -153,7 +153,7 @@ class Api:
         content_type: str = "application/json",
         query: list[tuple[str, str]] | None = None,
         guard: Callable[[], bool] | None = None,
-        kind: str = "requests",
+        kind: str = "other requests",
     ) -> dict[str, Any]:
         """``guard``: the request is sent only while it holds (checked now and on the wire).
         ``kind`` names the request in the outage summary ("bindings", "events", ...)."""

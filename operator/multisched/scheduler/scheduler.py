@@ -356,6 +356,8 @@ class Scheduler:
             if self.client is not None:
                 try:
                     await self.client.set_nominated_node(pod, nominated)
+                except ApiUnavailable:
+                    pass  # the client logs the outage once; the next attempt nominates again
                 except Exception as exc:
                     logger.warning("could not set nominatedNodeName of %s: %s", pod.key, exc)
         await self._fail(
