@@ -389,7 +389,6 @@ class KubeClient:
     ) -> None:
         ref = _ref(pod.raw, "v1", "Pod")
         ref.update(name=pod.name, namespace=pod.namespace)
-        ref.pop("resourceVersion", None)  # changes with every status write: no series then
         self.recorder.record_event(
             self._event_body(ref, pod.namespace, type_, reason, message, component, action)
         )
