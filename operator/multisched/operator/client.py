@@ -94,6 +94,9 @@ def _wire_guard_trace() -> aiohttp.TraceConfig:
     return trace
 
 
+_WIRE_TRACE = _wire_guard_trace()
+
+
 def _transport_error(exc: BaseException) -> ApiUnreachable:
     """A connect failure sent nothing; anything later may have reached the server."""
     sent = not isinstance(exc, aiohttp.ClientConnectorError | aiohttp.ConnectionTimeoutError)
@@ -141,8 +144,8 @@ class Api:
         self.timeout = timeout
         self.reachability = reachability or Reachability()
         session = api_client.rest_client.pool_manager
-        if isinstance(session, aiohttp.ClientSession):
-            session.trace_configs.append(_wire_guard_trace())
+        if isinstance(session, aiohttp.ClientSession) and _WIRE_TRACE not in session.trace_configs:
+            session.trace_configs.append(_WIRE_TRACE)
 
     async def request(
         self,
