@@ -188,3 +188,27 @@ def test_a_plugin_returning_garbage_events_fails_its_profile_clearly() -> None:
     prof = ResolvedProfile("x", None, {"filter": ("BrokenEvents",)}, {})
     with pytest.raises(FrameworkError, match="BrokenEvents: events_to_register returned"):
         Framework(prof, Registry([_BrokenEvents]), Cache().snapshot)
+
+
+async def test_a_bound_pod_moves_only_the_pods_whose_required_affinity_it_matches() -> None:
+    sched = default_scheduler()
+    sched.on_node(ready_node("n1", cpu="8"))
+    near_db = {
+        "podAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "labelSelector": {"matchLabels": {"app": "db"}},
+                    "topologyKey": "kubernetes.io/hostname",
+                }
+            ]
+        }
+    }
+    waiting = await fail_once(sched, "web", affinity=near_db)
+    big = await fail_once(sched, "big", requests={"cpu": "16"})
+    assert sched.queue.info(waiting).unschedulable_plugins == {"InterPodAffinity"}  # type: ignore[union-attr]
+
+    sched.on_pod(make_pod("cache", labels={"app": "cache"}, node_name="n1"))
+    assert sched.queue.where(waiting) == "unschedulable"
+    sched.on_pod(make_pod("db", labels={"app": "db"}, node_name="n1"))
+    assert sched.queue.where(waiting) in ("active", "backoff")
+    assert sched.queue.where(big) == "unschedulable"  # no affinity term: not a candidate

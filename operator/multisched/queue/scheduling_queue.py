@@ -267,21 +267,30 @@ class SchedulingQueue:
             if self._where.get(qpi.pod.uid) == "backoff":
                 self._to_active_or_gated(qpi)
 
-    def move_all_to_active_or_backoff(self, event: ClusterEvent | str = WILDCARD_EVENT) -> int:
+    def move_all_to_active_or_backoff(
+        self,
+        event: ClusterEvent | str = WILDCARD_EVENT,
+        only: Callable[[QueuedPodInfo], bool] | None = None,
+    ) -> int:
         """A cluster event happened: pooled pods it may help go to activeQ or backoffQ.
 
         ``event`` may be an upstream label ("NodeAdd", "AssignedPodDelete"); an unknown
-        label moves every pod.
+        label moves every pod. ``only`` narrows the candidates first (upstream's
+        AssignedPodAdded considers only pods with an affinity term matching the new pod).
         """
         event = as_event(event)
         for uid, where in self._where.items():
             if where == "in-flight":
                 self._moved_since_pop.add(uid)
-        if event.is_wildcard():
+        if event.is_wildcard() and only is None:
             moved = list(self._unschedulable.values())
             self._unschedulable.clear()
         else:
-            moved = [q for q in self._unschedulable.values() if self._worth_requeuing(q, event)]
+            moved = [
+                q
+                for q in self._unschedulable.values()
+                if (only is None or only(q)) and self._worth_requeuing(q, event)
+            ]
             for qpi in moved:
                 del self._unschedulable[qpi.pod.uid]
         for qpi in moved:
@@ -293,7 +302,7 @@ class SchedulingQueue:
 
     def _worth_requeuing(self, qpi: QueuedPodInfo, event: ClusterEvent) -> bool:
         """Whether a plugin that rejected the pod registered for ``event``."""
-        if not qpi.unschedulable_plugins:
+        if event.is_wildcard() or not qpi.unschedulable_plugins:
             return True  # failed for no plugin's reason (an error): any event may help
         for plugin in qpi.unschedulable_plugins:
             registered = self.plugin_events.get(plugin)
@@ -330,6 +339,9 @@ class SchedulingQueue:
             elif where in counts:
                 counts[where] += 1
         return counts
+
+    def has_unschedulable(self) -> bool:
+        return bool(self._unschedulable)
 
     def unschedulable_pods(self) -> Iterator[QueuedPodInfo]:
         return iter(list(self._unschedulable.values()))

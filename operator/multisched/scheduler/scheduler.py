@@ -32,7 +32,13 @@ from multisched.framework import (
 )
 from multisched.framework.handle import ClusterClient
 from multisched.queue import ClusterEvent, QueuedPodInfo, SchedulingQueue
-from multisched.queue.events import ASSIGNED_POD_DELETE, NODE_ADD, NODE_DELETE, WILDCARD_EVENT
+from multisched.queue.events import (
+    ASSIGNED_POD_ADD,
+    ASSIGNED_POD_DELETE,
+    NODE_ADD,
+    NODE_DELETE,
+    WILDCARD_EVENT,
+)
 
 from .algorithm import Algorithm, ScheduleResult, SchedulingError
 from .cluster_events import node_scheduling_properties_change
@@ -210,8 +216,11 @@ class Scheduler:
         """A pod was added or changed (watch event or simulate input)."""
         if pod.node_name:
             self.queue.delete(pod.uid)
+            newly = self.cache.get_pod(pod.uid) is None or self.cache.is_assumed(pod.uid)
             self.cache.add_pod(pod)  # confirms an assumption, wherever it was
             self._confirmed(pod.uid)
+            if newly and self.queue.has_unschedulable():
+                self._assigned_pod_added(pod)
             return
         if pod.terminating or not self.responsible_for(pod):
             self.queue.delete(pod.uid)
@@ -230,6 +239,16 @@ class Scheduler:
                 waiting.reject("", "pod was deleted while waiting at Permit")
         if self.cache.remove_pod(uid) is not None:
             self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
+
+    def _assigned_pod_added(self, pod: PodInfo) -> None:
+        """Pods whose required affinity a newly bound pod may satisfy get another try
+        (upstream ``AssignedPodAdded``); the rest of the pool is untouched."""
+        ns_labels = self.cache.namespaces.get(pod.namespace)
+
+        def affected(qpi: QueuedPodInfo) -> bool:
+            return any(term.matches(pod, ns_labels) for term in qpi.pod.affinity_terms)
+
+        self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_ADD, only=affected)
 
     def _confirmed(self, uid: str) -> None:
         """The watch answered for a binding whose response was lost."""
