@@ -43,7 +43,7 @@ async def runtime(kmock: KubernetesEmulator) -> AsyncIterator[Runtime]:
     await rt.start()
     assert not rt.scheduling
     # Writes allowed, but no scheduling loop: the queue stays put.
-    rt._writing = rt.client.active = True
+    rt._writing = True
     rt.elector = None  # the lease stays held elsewhere; writes no longer ask it
     try:
         yield rt

@@ -95,10 +95,11 @@ class Runtime:
         self.unbound: dict[str, PodInfo] = {}
         #: Unbound pods of other schedulerNames, as listed: parsed when their name appears.
         self.others: dict[str, dict[str, Any]] = {}
-        self.client = KubeClient(api, is_pending=self.unbound.__contains__)
-        self.client.active = False
         #: This replica runs its scheduling loop (election off, or it won the lease).
         self._writing = False
+        self.client = KubeClient(
+            api, is_pending=self.unbound.__contains__, may_write=self.may_write
+        )
         registry = registry if registry is not None else default_registry()
         self.metrics = Metrics()
         self.scheduler = Scheduler(
@@ -189,6 +190,7 @@ class Runtime:
             await asyncio.wait(background, timeout=5)
         if self._health is not None:
             await self._health.stop()
+        await self.client.close()
         await self.api.api_client.close()
 
     @property
@@ -228,7 +230,7 @@ class Runtime:
 
     def _start_loop(self) -> None:
         was = self._writing
-        self._writing = self.client.active = True
+        self._writing = True
         self.metrics.leader.set(1)
         if self._loop_task is not None and not self._loop_task.done():
             if self._loop_stop is not None and not self._loop_stop.is_set():
@@ -246,7 +248,7 @@ class Runtime:
 
     def _stop_loop(self) -> None:
         """Stop at once: no new cycle starts, and bindings not yet posted are refused."""
-        self._writing = self.client.active = False
+        self._writing = False
         self.metrics.leader.set(0)
         if self._loop_stop is not None:
             self._loop_stop.set()
@@ -273,9 +275,7 @@ class Runtime:
         """Upstream's periodic flushes, plus retrying status writes that failed."""
         while True:
             await asyncio.sleep(self.options.housekeeping_seconds)
-            queue = self.scheduler.queue
-            queue.flush_backoff_completed()
-            queue.flush_unschedulable_left_over()
+            self.scheduler.housekeep()
             self.resync_profiles()
             await self._sync_statuses(self.book.objects)
 
