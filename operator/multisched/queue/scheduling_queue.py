@@ -156,14 +156,15 @@ class SchedulingQueue:
         qpi = self._infos.pop(uid, None)
         if qpi is not None:
             self.nominator.delete_nominated_pod(qpi.pod)
-        if where == "active":
-            self._active = [e for e in self._active if e.qpi.pod.uid != uid]
-            heapq.heapify(self._active)
-        elif where == "backoff":
-            self._backoff = [e for e in self._backoff if e[2].pod.uid != uid]
-            heapq.heapify(self._backoff)
-        elif where == "unschedulable":
+        # Heap entries of active and backoff pods are left behind and skipped when they
+        # come up (``_current``): deleting is O(1), not a rebuild of the heap per pod.
+        if where == "unschedulable":
             self._unschedulable.pop(uid, None)
+
+    def _current(self, qpi: QueuedPodInfo, where: str) -> bool:
+        """A heap entry still stands for its pod (not deleted, nor deleted and re-added)."""
+        uid = qpi.pod.uid
+        return self._where.get(uid) == where and self._infos.get(uid) is qpi
 
     def delete_where(self, predicate: Callable[[QueuedPodInfo], bool]) -> int:
         """Forget every queued pod ``predicate`` selects (e.g. of a retired profile)."""
@@ -182,7 +183,7 @@ class SchedulingQueue:
         while self._active:
             qpi = heapq.heappop(self._active).qpi
             uid = qpi.pod.uid
-            if self._where.get(uid) != "active":
+            if not self._current(qpi, "active"):
                 continue
             self._where[uid] = "in-flight"
             self._moved_since_pop.discard(uid)
@@ -264,7 +265,7 @@ class SchedulingQueue:
         now = self.clock()
         while self._backoff and self._backoff[0][0] <= now:
             _, _, qpi = heapq.heappop(self._backoff)
-            if self._where.get(qpi.pod.uid) == "backoff":
+            if self._current(qpi, "backoff"):
                 self._to_active_or_gated(qpi)
 
     def move_all_to_active_or_backoff(
