@@ -58,6 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--concurrency", type=int, default=32, help="API requests in flight while populating"
     )
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    parser.add_argument(
+        "--logs", type=Path, help="keep the logs of etcd, kube-apiserver and the schedulers here"
+    )
     return parser
 
 
@@ -69,7 +72,7 @@ def _version(argv: list[str]) -> str:
 async def bench(args: argparse.Namespace) -> int:
     sizes = Sizes.scaled(args.scale)
     wanted = {w.strip() for w in args.schedulers.split(",") if w.strip()}
-    with control_plane() as cp:
+    with control_plane(args.logs) as cp:
         contenders: list[Contender] = []
         if "kube-scheduler" in wanted:
             ks = kube_scheduler(cp)
@@ -84,7 +87,9 @@ async def bench(args: argparse.Namespace) -> int:
         if not contenders:
             print("error: no scheduler to measure", file=sys.stderr)
             return 2
-        log(f"kube-apiserver: {_version(['kube-apiserver', '--version'])}; logs in {cp.workdir}")
+        kept = "" if args.logs else " (removed at exit; --logs DIR keeps them)"
+        log(f"kube-apiserver: {_version(['kube-apiserver', '--version'])}")
+        log(f"logs in {cp.workdir}{kept}")
         log(f"scale {args.scale}: {sizes}; timeout {args.timeout:.0f} s")
         async with Kube(cp.url, cp.token) as kube:
             b = Bench(kube, cp, contenders, sizes, args.timeout, args.concurrency)

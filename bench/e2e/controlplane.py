@@ -99,10 +99,15 @@ def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
 
 
 @contextlib.contextmanager
-def control_plane() -> Iterator[ControlPlane]:
-    """A fresh etcd + kube-apiserver; logs stay in the work directory while it runs."""
-    with tempfile.TemporaryDirectory(prefix="multisched-bench-e2e-") as tmp:
-        d = Path(tmp)
+def control_plane(keep: Path | None = None) -> Iterator[ControlPlane]:
+    """A fresh etcd + kube-apiserver. Logs go to a temporary directory, or to ``keep``,
+    which outlives the run."""
+    with contextlib.ExitStack() as stack:
+        if keep is None:
+            d = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="multisched-bench-")))
+        else:
+            d = keep.resolve()
+            d.mkdir(parents=True, exist_ok=True)
         key, pub = d / "sa.key", d / "sa.pub"
         subprocess.run(["openssl", "genrsa", "-out", key, "2048"], check=True, capture_output=True)
         subprocess.run(
