@@ -69,6 +69,12 @@ def _version(argv: list[str]) -> str:
     return out.strip().splitlines()[-1] if out.strip() else "?"
 
 
+def _load() -> str:
+    """Other work on the machine skews every figure: say how busy it was."""
+    one, five, _ = os.getloadavg()
+    return f"load average {one:.1f} (5 min {five:.1f}) on {os.cpu_count()} CPUs"
+
+
 async def bench(args: argparse.Namespace) -> int:
     sizes = Sizes.scaled(args.scale)
     wanted = {w.strip() for w in args.schedulers.split(",") if w.strip()}
@@ -90,7 +96,7 @@ async def bench(args: argparse.Namespace) -> int:
         kept = "" if args.logs else " (removed at exit; --logs DIR keeps them)"
         log(f"kube-apiserver: {_version(['kube-apiserver', '--version'])}")
         log(f"logs in {cp.workdir}{kept}")
-        log(f"scale {args.scale}: {sizes}; timeout {args.timeout:.0f} s")
+        log(f"scale {args.scale}: {sizes}; timeout {args.timeout:.0f} s; {_load()}")
         async with Kube(cp.url, cp.token) as kube:
             b = Bench(kube, cp, contenders, sizes, args.timeout, args.concurrency)
             await b.setup()
@@ -102,6 +108,7 @@ async def bench(args: argparse.Namespace) -> int:
                 await b.startup("a", sizes.running)
             if "b" in args.scenarios:
                 await b.startup("b", sizes.running_large)
+        log(f"done; {_load()}")
         names = [c.name for c in contenders]
         print()
         print(b.table.render(names))

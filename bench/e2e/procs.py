@@ -92,7 +92,10 @@ class Running:
     log_path: Path
     proc: subprocess.Popen[bytes]
     started: float
+    #: (instant, CPU seconds) every SAMPLE_SECONDS while the process lives.
     samples: list[tuple[float, float]] = field(default_factory=list)
+    #: The last VmHWM read: what remains known once the process is gone.
+    last_rss_mb: float | None = None
 
     def cpu_at(self, instant: float) -> float | None:
         """CPU seconds used by ``instant`` (linear between the two nearest samples)."""
@@ -104,10 +107,16 @@ class Running:
         return c0 if t1 == t0 else c0 + (c1 - c0) * (instant - t0) / (t1 - t0)
 
     def cpu_now(self) -> float | None:
-        return cpu_seconds(self.proc.pid)
+        now = cpu_seconds(self.proc.pid)
+        if now is None and self.samples:
+            return self.samples[-1][1]
+        return now
 
     def peak_rss_mb(self) -> float | None:
-        return peak_rss_mb(self.proc.pid)
+        now = peak_rss_mb(self.proc.pid)
+        if now is not None:
+            self.last_rss_mb = now
+        return self.last_rss_mb
 
     def exited(self) -> int | None:
         return self.proc.poll()
@@ -121,6 +130,7 @@ async def _sample(run: Running) -> None:
         cpu = cpu_seconds(run.proc.pid)
         if cpu is not None:
             run.samples.append((time.monotonic(), cpu))
+        run.peak_rss_mb()
         await asyncio.sleep(SAMPLE_SECONDS)
 
 

@@ -208,7 +208,7 @@ class Bench:
                 "first binding after start": Figure(took, "s", why),
                 "peak RSS (VmHWM)": Figure(rss, "MB"),
                 "CPU until first binding": Figure(
-                    cpu, "s", "" if took is not None else "(at timeout)"
+                    cpu, "s", "" if took is not None else "(no binding)"
                 ),
             }
             for measure, figure in figures.items():
@@ -276,7 +276,10 @@ class Bench:
                         (t - watch.added.get(name, sent.get(name, t))) * 1000
                         for name, t in watch.bound.items()
                     ]
-            note = f"({len(latencies)}/{count} bound, {why})" if why else ""
+            notes = [f"{len(latencies)}/{count} bound, {why}"] if why else []
+            if achieved < 0.9 * rate:  # the harness (or the machine) could not keep the pace
+                notes.append(f"created at {achieved:.0f}/s")
+            note = f"({'; '.join(notes)})" if notes else ""
             for q in (50, 99):
                 value = percentile(latencies, q) if latencies else None
                 self.table.add(
