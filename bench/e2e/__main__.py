@@ -20,6 +20,15 @@ from .procs import Contender, kube_scheduler, multisched
 from .scenarios import Bench, Sizes, log, profile_scheduler_name
 
 SCENARIOS = "abcd"
+NOTES = """
+first binding after start: from the scheduler's process start to the harness's watch seeing
+  spec.nodeName on a pod that was pending before the start.
+peak RSS: VmHWM of the scheduler's process when its measurement ends (2 s after the first
+  binding of a start-up, after the last of a backlog); CPU: utime+stime from /proc/<pid>/stat.
+CPU per pod: CPU between the first and the last binding of the backlog over the pods bound in
+  between; pods/s over the same span.
+creation-to-bound: from ADDED to the first event with spec.nodeName, both read by the harness
+  on one watch of the pods (server timestamps have only second precision)."""
 
 
 def _float_env(name: str, default: float) -> float:
@@ -112,12 +121,9 @@ async def bench(args: argparse.Namespace) -> int:
         names = [c.name for c in contenders]
         print()
         print(b.table.render(names))
-        print(
-            "\nfirst binding: from process start to the watch seeing spec.nodeName of a pod "
-            "pending before the start.\nCPU per pod: utime+stime between the first and the "
-            "last binding over the pods bound in between.\ncreation-to-bound: ADDED to the "
-            "first event with spec.nodeName, both seen on one watch by the harness."
-        )
+        print(NOTES)
+        if args.scale != 1:
+            print(f"issue 7's targets are set for scale 1; this run is at scale {args.scale}.")
         if args.json:
             meta = {"scale": args.scale, "sizes": sizes.__repr__(), "schedulers": names}
             b.table.dump(args.json, meta)
@@ -144,6 +150,16 @@ def main(argv: list[str] | None = None) -> int:
         return asyncio.run(bench(args))
     except KeyboardInterrupt:
         return 130
+    except (Exception, ExceptionGroup) as exc:  # the servers and schedulers are stopped by now
+        print(f"bench-e2e failed: {_first_cause(exc)}", file=sys.stderr)
+        return 1
+
+
+def _first_cause(exc: BaseException) -> str:
+    """Task groups wrap failures; the first leaf says what went wrong."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}"
 
 
 if __name__ == "__main__":

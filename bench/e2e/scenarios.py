@@ -26,7 +26,7 @@ from .objects import (
     running_pods,
 )
 from .procs import Contender, Running, started
-from .report import Figure, Table
+from .report import Figure, Table, Target
 from .watch import BindingWatch
 
 NAMESPACE = "bench"
@@ -38,6 +38,20 @@ PROFILE = ROOT / "examples" / "profiles" / "my-scheduler.yaml"
 SETTLE_SECONDS = 2.0
 #: After populating: the API server's own catch-up (watch cache, etcd) is not a scheduler's cost.
 QUIET_SECONDS = 5.0
+
+FIRST = "first binding after start"
+RSS = "peak RSS (VmHWM)"
+#: Issue 7's targets for multisched, by (scenario, measure); they are set for scale 1.
+TARGETS = {
+    ("a", FIRST): Target(5, "s"),
+    ("a", RSS): Target(250, "MB"),
+    ("b", FIRST): Target(20, "s"),
+    ("c", "pods/s"): Target(0.8, at_most=False, relative=True),
+    ("c", "CPU per pod"): Target(3, relative=True),
+    ("c", FIRST): Target(1, "s"),
+    ("d", "p50 creation-to-bound"): Target(10, "ms"),
+    ("d", "p99 creation-to-bound"): Target(100, "ms"),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +107,7 @@ class Bench:
         self.sizes = sizes
         self.timeout = timeout
         self.concurrency = concurrency
-        self.table = Table()
+        self.table = Table(TARGETS)
         self.running = 0
 
     # -- the cluster -------------------------------------------------------------------------
@@ -205,8 +219,8 @@ class Bench:
                     cpu = proc.cpu_at(first) if first is not None else proc.cpu_now()
                 took = first - proc.started if first is not None else None
             figures = {
-                "first binding after start": Figure(took, "s", why),
-                "peak RSS (VmHWM)": Figure(rss, "MB"),
+                FIRST: Figure(took, "s", why),
+                RSS: Figure(rss, "MB"),
                 "CPU until first binding": Figure(
                     cpu, "s", "" if took is not None else "(no binding)"
                 ),
@@ -244,11 +258,11 @@ class Bench:
             self.table.add(
                 key,
                 scenario,
-                "first binding after start",
+                FIRST,
                 c.name,
                 Figure(took, "s", why if took is None else ""),
             )
-            self.table.add(key, scenario, "peak RSS (VmHWM)", c.name, Figure(rss, "MB"))
+            self.table.add(key, scenario, RSS, c.name, Figure(rss, "MB"))
             log(
                 f"{key} {c.name}: {bound}/{count} bound, {Figure(rate, 'pods/s').text()}, "
                 f"{Figure(cpu, 'ms').text()} CPU per pod, first after {Figure(took, 's').text()}"
