@@ -6,7 +6,7 @@ Models would cost more CPU than the schedulers being measured; the harness share
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncGenerator, Iterable, Mapping
 from typing import Any
 
 import aiohttp
@@ -149,7 +149,7 @@ class Kube:
 
     async def watch(
         self, path: str, label_selector: str, resource_version: str
-    ) -> AsyncIterator[bytes]:
+    ) -> AsyncGenerator[bytes, None]:
         """Raw event lines of one watch stream from ``resource_version``."""
         params = {
             "watch": "1",

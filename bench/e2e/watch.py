@@ -80,19 +80,25 @@ class BindingWatch:
     async def _run(self, rv: str) -> None:
         while True:
             try:
-                async for line in self._kube.watch(self._path, self._selector, rv):
-                    now = time.monotonic()
-                    event = json.loads(line)
-                    obj = event.get("object") or {}
-                    if event.get("type") == "ERROR":  # 410 Gone: start over from a list
-                        rv = await self._relist()
-                        break
-                    rv = obj.get("metadata", {}).get("resourceVersion", rv)
-                    if event.get("type") != "BOOKMARK":
-                        self._see(event["type"], obj, now)
+                rv = await self._follow(rv)
             except ApiError as exc:
                 if exc.status != 410:
                     raise
                 rv = await self._relist()
             except aiohttp.ClientError:
                 await asyncio.sleep(0.5)
+
+    async def _follow(self, rv: str) -> str:
+        """Reads one watch stream; the resourceVersion to resume from when it ends."""
+        stream = self._kube.watch(self._path, self._selector, rv)
+        async with contextlib.aclosing(stream) as lines:
+            async for line in lines:
+                now = time.monotonic()
+                event = json.loads(line)
+                obj = event.get("object") or {}
+                if event.get("type") == "ERROR":  # 410 Gone: start over from a list
+                    return await self._relist()
+                rv = obj.get("metadata", {}).get("resourceVersion", rv)
+                if event.get("type") != "BOOKMARK":
+                    self._see(event["type"], obj, now)
+        return rv
