@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -284,8 +285,10 @@ class Bench:
                     )
                     continue
                 async with BindingWatch(self.kube, NAMESPACE, f"{RUN_LABEL}={run}") as watch:
+                    cpu_before, harness_before = proc.cpu_now(), harness_cpu()
                     sent, achieved = await self._paced(run, c.scheduler_name, count, rate)
                     why = await self._wait_bound(watch, proc, count)
+                    cpu_after, harness = proc.cpu_now(), harness_cpu() - harness_before
                     latencies = [
                         (t - watch.added.get(name, sent.get(name, t))) * 1000
                         for name, t in watch.bound.items()
@@ -299,7 +302,14 @@ class Bench:
                 self.table.add(
                     key, scenario, f"p{q} creation-to-bound", c.name, Figure(value, "ms", note)
                 )
-            log(f"{key} {c.name}: created {count} at {achieved:.0f}/s, {len(latencies)} bound")
+            cpu = None
+            if cpu_before is not None and cpu_after is not None and latencies:
+                cpu = (cpu_after - cpu_before) / len(latencies) * 1000
+            self.table.add(key, scenario, "CPU per pod", c.name, Figure(cpu, "ms"))
+            log(
+                f"{key} {c.name}: created {count} at {achieved:.0f}/s, {len(latencies)} bound; "
+                f"the harness used {harness:.1f} CPU-s meanwhile"
+            )
             await self._clean(run)
 
     async def _ready(self, c: Contender, proc: Running, run: str) -> str:
@@ -334,6 +344,12 @@ class Bench:
                 await limit.acquire()
                 group.create_task(create(pending_pod(run, scheduler_name, i)))
         return sent, count / max(loop.time() - begin, 1e-9)
+
+
+def harness_cpu() -> float:
+    """This process's CPU seconds: it shares the machine with what it measures."""
+    times = os.times()
+    return times.user + times.system
 
 
 def log(message: str) -> None:
