@@ -258,6 +258,7 @@ class ControlPlane:
                 f"--audit-policy-file={d / 'audit-policy.yaml'}",
                 f"--audit-log-path={d / 'audit.log'}",
                 "--audit-log-mode=blocking",
+                "--shutdown-watch-termination-grace-period=2s",
             ],
             stdout=log,
             stderr=subprocess.STDOUT,
