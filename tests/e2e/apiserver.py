@@ -57,18 +57,29 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _missing() -> list[str]:
+    return [b for b in ("etcd", "kube-apiserver", "openssl") if shutil.which(b) is None]
+
+
 def why_unavailable() -> str | None:
     if os.environ.get("E2E_KUBECONFIG"):
         return None
-    return why_no_local_control_plane()
-
-
-def why_no_local_control_plane() -> str | None:
-    missing = [b for b in ("etcd", "kube-apiserver", "openssl") if shutil.which(b) is None]
+    missing = _missing()
     if missing:
         return (
             f"e2e skipped: {', '.join(missing)} not on PATH and E2E_KUBECONFIG is not set "
             "(put etcd and kube-apiserver on PATH, or point E2E_KUBECONFIG at a cluster)"
+        )
+    return None
+
+
+def why_no_local_control_plane() -> str | None:
+    """The fault suite stops and restarts its own API server: a remote cluster won't do."""
+    missing = _missing()
+    if missing:
+        return (
+            f"fault suite skipped: {', '.join(missing)} not on PATH (it runs and restarts its "
+            "own etcd + kube-apiserver; E2E_KUBECONFIG cannot stand in)"
         )
     return None
 
@@ -94,7 +105,7 @@ def _wait_ready(url: str, timeout: float, procs: list[subprocess.Popen[bytes]]) 
     while time.monotonic() < deadline:
         for p in procs:
             if p.poll() is not None:
-                raise RuntimeError(f"{p.args[0]} exited with {p.returncode}")
+                raise RuntimeError(f"{p.args!r} exited with {p.returncode}")
         if _ready(url):
             return
         time.sleep(0.2)

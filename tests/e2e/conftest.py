@@ -20,6 +20,7 @@ import yaml
 from harness import ClusterApi, NodeNameRecorder, Verdict, check_invariants
 
 from apiserver import (
+    AuditLog,
     ControlPlane,
     control_plane,
     free_port,
@@ -275,6 +276,23 @@ def start_operator(
         op.stop()
 
 
+#: Figures the fault scenarios measured, repeated in the terminal summary (``make e2e`` does
+#: not pass ``-s``).
+FIGURES: list[str] = []
+
+
+def report_figure(line: str) -> None:
+    print(f"\n{line}")
+    FIGURES.append(line)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if FIGURES:
+        terminalreporter.section("fault suite figures")
+        for line in FIGURES:
+            terminalreporter.write_line(line)
+
+
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
     outcome = yield
@@ -308,7 +326,7 @@ class FaultCluster:
         self.operators: list[Operator] = []
 
     @property
-    def audit(self) -> Any:
+    def audit(self) -> AuditLog:
         return self.plane.audit
 
     def start_operator(self, *extra: str, user: str = "admin") -> Operator:
@@ -369,9 +387,9 @@ def plane() -> Iterator[ControlPlane]:
     """A fresh etcd + kube-apiserver the scenario may stop and restart."""
     reason = why_no_local_control_plane()
     if reason:
-        pytest.skip(reason.replace(" and E2E_KUBECONFIG is not set", "") + " (fault suite)")
+        pytest.skip(reason)
     if shutil.which("kubectl") is None:
-        pytest.skip("e2e skipped: kubectl is not on PATH")
+        pytest.skip("fault suite skipped: kubectl is not on PATH")
     with control_plane() as cp:
         yield cp
 

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import json
 import threading
@@ -306,15 +307,25 @@ class NodeNameRecorder:
         self.api = api
         self.tracks: dict[str, PodTrack] = {}
         self.relists = 0
+        self.errors = 0
+        self.last_error = ""
         self._lock = threading.Lock()
-        self._task: asyncio.Future[None] | None = None
+        self._task: concurrent.futures.Future[None] | None = None
 
     def start(self) -> None:
-        self._task = asyncio.run_coroutine_threadsafe(self._run(), self.api.loop)  # type: ignore[assignment]
+        self._task = asyncio.run_coroutine_threadsafe(self._run(), self.api.loop)
 
     def stop(self) -> None:
         if self._task is not None:
-            self.api.loop.call_soon_threadsafe(self._task.cancel)
+            self._task.cancel()
+
+    @property
+    def broken(self) -> str | None:
+        """Why the watch stopped for good, if it did (then ``moved`` proves nothing)."""
+        task = self._task
+        if task is None or not task.done() or task.cancelled():
+            return None if task is not None else "never started"
+        return repr(task.exception())
 
     def _record(self, pod: Mapping[str, Any]) -> None:
         meta = pod.get("metadata") or {}
@@ -342,9 +353,9 @@ class NodeNameRecorder:
                 rv = await self._watch(rv)
             except Gone:
                 rv = ""
-            except asyncio.CancelledError:
-                raise
-            except (aiohttp.ClientError, OSError, TimeoutError, ApiError, ValueError):
+            except (aiohttp.ClientError, OSError, TimeoutError, ApiError, ValueError) as exc:
+                self.errors += 1
+                self.last_error = repr(exc)
                 await asyncio.sleep(0.2)
 
     async def _watch(self, rv: str) -> str:
@@ -441,6 +452,8 @@ def check_invariants(
         )
     else:
         verdict.bound_after_s = waited
+    if recorder.broken:
+        verdict.fail(f"the nodeName recorder stopped: {recorder.broken}")
     moved = recorder.moved()
     if moved:
         verdict.fail(

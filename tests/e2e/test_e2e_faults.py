@@ -22,7 +22,7 @@ import pytest
 from harness import ClusterApi, key, pod_body, profile_body, wait_bound
 
 from apiserver import AuditRecord
-from conftest import FaultCluster, Operator, problem_lines
+from conftest import FaultCluster, Operator, problem_lines, report_figure
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -131,8 +131,8 @@ def test_kill9_mid_burst(faults: FaultCluster) -> None:
     restarted = fc.start_operator()
     verdict = fc.check(keys_of(first + second), [restarted])
     doubles = double_bindings(fc)
-    print(
-        f"\n[kill -9] {at_kill}/300 bound when killed; after restart all 350 bound in "
+    report_figure(
+        f"[kill -9] {at_kill}/300 bound when killed; after restart all 350 bound in "
         f"{verdict.bound_after_s and round(verdict.bound_after_s, 1)}s; "
         f"double bindings: {len(doubles)}"
     )
@@ -172,12 +172,16 @@ def test_apiserver_restart_mid_burst(faults: FaultCluster) -> None:
         first = min(
             (r.time for r in fc.audit.bindings() if r.ok and r.time >= restart_at), default=None
         )
-        recovery = "no binding after restart" if first is None else f"{first - ready_at:+.2f}s"
-        print(
-            f"\n[apiserver {how}] down {ready_at - down_at:.1f}s with {at_stop}/200 bound; "
-            f"first binding {recovery} from /readyz; all bound {waited:.1f}s after /readyz; "
-            f"log during outage: {len(text.splitlines())} lines, {len(lines)} WARNING+ lines, "
-            f"{tracebacks} tracebacks"
+        recovery = (
+            "no binding after the restart"
+            if first is None
+            else f"first binding {first - restart_at:.2f}s ({first - ready_at:+.2f}s from /readyz)"
+        )
+        report_figure(
+            f"[apiserver {how}] down {restart_at - down_at:.1f}s with {at_stop}/200 bound; "
+            f"restarted: /readyz {ready_at - restart_at:.2f}s, {recovery}, all bound "
+            f"{waited:.1f}s after /readyz; log during outage: {len(text.splitlines())} lines, "
+            f"{len(lines)} WARNING+ lines, {tracebacks} tracebacks"
         )
         if unbound:
             problems.append(f"{how}: {len(unbound)} pods unbound 90s after the restart")
@@ -263,8 +267,8 @@ def test_ghosts_after_watch_gap(faults: FaultCluster, gap: str) -> None:
         if (n := (pods.get(k, {}).get("spec") or {}).get("nodeName"))
     )
     on_freed = sum(1 for n in placed.values() if n in freed)
-    print(
-        f"\n[ghosts via {gap}] probes on freed nodes: {on_freed}/20; elsewhere: "
+    report_figure(
+        f"[ghosts via {gap}] probes on freed nodes: {on_freed}/20; elsewhere: "
         f"{len(elsewhere)}; retired-profile pods bound: {len(retired_bound)}/5; "
         f"unbound probes: {sum(1 for n in placed.values() if not n)}"
     )
@@ -305,8 +309,8 @@ def test_leader_killed_mid_burst(faults: FaultCluster) -> None:
     def since_kill(t: float | None) -> str:
         return "never" if t is None else f"{t - killed_at:.2f}s after the kill"
 
-    print(
-        f"\n[leader kill -9] {at_kill}/250 bound at the kill; lease taken "
+    report_figure(
+        f"[leader kill -9] {at_kill}/250 bound at the kill; lease taken "
         f"{since_kill(acquired)}, "
         f"{'-' if takeover is None else f'{takeover:.2f}s'} after the last renewal "
         f"(bound {TAKEOVER_BOUND_S:.1f}s; lease+retry {LEASE_S + RETRY_S:.1f}s); first binding "
@@ -353,8 +357,8 @@ def test_frozen_leader_sends_no_binding_after_takeover(faults: FaultCluster) -> 
     late = [r for r in fc.audit.bindings() if r.user == leader_user and r.time > acquired]
     stored = sum(r.ok for r in late)
     last_late = max((r.time for r in late), default=None)
-    print(
-        f"\n[leader SIGSTOP] {at_freeze}/200 bound at the freeze; standby took the lease "
+    report_figure(
+        f"[leader SIGSTOP] {at_freeze}/200 bound at the freeze; standby took the lease "
         f"{acquired - frozen_at:.2f}s after it; thawed {thawed_at - frozen_at:.1f}s after it; "
         f"bindings sent by the old leader after the takeover: {len(late)} "
         f"({stored} stored, {len(late) - stored} refused)"
