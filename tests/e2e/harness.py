@@ -164,6 +164,30 @@ class ClusterApi:
         content_type: str = "application/json",
         timeout: float = 30,
     ) -> dict[str, Any]:
+        """One call; a connection the restarted API server dropped is retried (a create
+        whose first try landed then answers 409, which counts as done)."""
+        for attempt in range(4):
+            try:
+                return await self._request_once(method, path, body, query, content_type, timeout)
+            except aiohttp.ClientConnectionError:
+                if attempt == 3:
+                    raise
+                await asyncio.sleep(0.3)
+            except ApiError as exc:
+                if attempt and method == "POST" and exc.status == 409:
+                    return {}
+                raise
+        raise AssertionError("unreachable")
+
+    async def _request_once(
+        self,
+        method: str,
+        path: str,
+        body: Any,
+        query: Sequence[tuple[str, str]],
+        content_type: str,
+        timeout: float,
+    ) -> dict[str, Any]:
         resp = await self.client.call_api(
             path,
             method,
