@@ -33,7 +33,7 @@ def _documents(path: Path) -> Iterator[tuple[str, Any]]:
 
 
 def _load_config(configs: Sequence[tuple[str, dict[str, Any]]], registry: Any) -> Any:
-    from multisched.config import ConfigError, parse_config_object, resolve
+    from multisched.config import ConfigError, config_notes, parse_config_object, resolve
 
     if not configs:
         raise ValueError(
@@ -45,6 +45,8 @@ def _load_config(configs: Sequence[tuple[str, dict[str, Any]]], registry: Any) -
             "give exactly one"
         )
     where, obj = configs[0]
+    for note in config_notes(obj):
+        print(f"note: {where}: {note}", file=sys.stderr)
     try:
         return resolve(parse_config_object(obj), registry)
     except ConfigError as exc:

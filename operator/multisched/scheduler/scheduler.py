@@ -11,7 +11,7 @@ import asyncio
 import logging
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from multisched.cache import Cache, PodInfo
 from multisched.config.resolved import ResolvedConfig
@@ -154,9 +154,14 @@ class Scheduler:
             return  # being bound right now; the bound update will follow
         self.queue.add(pod)
 
-    def on_pod_deleted(self, uid: str) -> None:
+    def forget_pending(self, uid: str) -> None:
+        """The pod is no longer waiting for a scheduler (bound, finished, deleted or not
+        ours); what it holds on a node is the assigned-pod view's to say."""
         self.queue.delete(uid)
         self._last_failure.pop(uid, None)
+
+    def on_pod_deleted(self, uid: str) -> None:
+        self.forget_pending(uid)
         if self.cache.remove_pod(uid) is not None:
             self.queue.move_all_to_active_or_backoff("AssignedPodDelete")
 
@@ -169,8 +174,16 @@ class Scheduler:
 
     # -- the loop -------------------------------------------------------------------------
 
-    async def run(self, stop: asyncio.Event | None = None) -> None:
-        """Schedule pods until ``stop`` is set (or forever)."""
+    async def run(
+        self,
+        stop: asyncio.Event | None = None,
+        gate: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        """Schedule pods until ``stop`` is set (or forever).
+
+        ``gate`` is awaited between popping a pod and its cycle: the cluster view must be
+        fresh at the moment a node is chosen, not only when the pod was popped.
+        """
         while stop is None or not stop.is_set():
             pop = asyncio.ensure_future(self.queue.pop())
             if stop is not None:
@@ -182,6 +195,8 @@ class Scheduler:
                     break
                 stopper.cancel()
             qpi = await pop
+            if gate is not None:
+                await gate()
             try:
                 await self.schedule_one(qpi)
             except Exception:
