@@ -185,6 +185,23 @@ def problem_lines(text: str) -> tuple[list[str], int]:
     return lines, tracebacks
 
 
+def summarize(lines: list[str], top: int = 5) -> str:
+    """The most frequent kinds of log record among ``lines`` (numbers masked), with counts."""
+    kinds: dict[str, int] = {}
+    for line in lines:
+        m = _RECORD.match(line)
+        if m:
+            what = line[m.start(1) - 1 :]
+        elif line.strip() and not line.startswith((" ", "Traceback")):
+            what = f"(traceback ends) {line}"
+        else:
+            continue
+        kind = re.sub(r"\d+", "N", what)[:110]
+        kinds[kind] = kinds.get(kind, 0) + 1
+    ranked = sorted(kinds.items(), key=lambda kv: -kv[1])[:top]
+    return "; ".join(f"{n}x {kind}" for kind, n in ranked)
+
+
 class Operator:
     """``multisched run`` in a subprocess, as a user starts it."""
 
