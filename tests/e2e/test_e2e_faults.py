@@ -329,15 +329,38 @@ def test_leader_killed_mid_burst(faults: FaultCluster) -> None:
     no_problems(problems)
 
 
+def _scheduled_false(fc: FaultCluster, keys: set[str]) -> bool:
+    pods = {key(p): p for p in fc.api.pods()}
+    return all(
+        any(
+            c.get("type") == "PodScheduled" and c.get("status") == "False"
+            for c in ((pods.get(k) or {}).get("status") or {}).get("conditions") or ()
+        )
+        for k in keys
+    )
+
+
 def test_frozen_leader_sends_no_binding_after_takeover(faults: FaultCluster) -> None:
+    """The leader is frozen with a queue of pods that fit nowhere yet, so no binding of its
+    own is in flight at the freeze. While it is frozen the standby takes over and nodes
+    arrive that fit those pods. Once thawed, the old leader sees the nodes and new pods, but
+    it can no longer prove it holds the lease: it must not send a single binding."""
     fc = faults
-    fc.api.create_nodes([f"fz-node-{i:02d}" for i in range(30)], cpu="2")
+    fc.api.create_nodes([f"fz-node-{i:02d}" for i in range(10)], cpu="2")
     fc.kube.apply(profile_body("frozen"))
     lease = "ha-freeze"
     leader, leader_user, standby, standby_user = two_replicas(fc, lease)
-    first = burst("fz", "frozen", 200, "100m")
+    first = burst("fz", "frozen", 100, "100m")
     fc.api.create_pods(first)
-    at_freeze = fc.wait_bindings(40, timeout=90)
+    unbound, _ = wait_bound(fc.api, keys_of(first), 90)
+    assert not unbound, f"setup: the leader did not bind {len(unbound)} pods"
+    waiting = burst("fz-big", "frozen", 40, "3")  # more cpu than any node has, for now
+    fc.api.create_pods(waiting)
+    fc.kube.wait_for(
+        "the leader to find the big pods unschedulable",
+        lambda: _scheduled_false(fc, keys_of(waiting)),
+        60,
+    )
     frozen_at = time.time()
     leader.freeze()
     deadline = time.monotonic() + 3 * TAKEOVER_BOUND_S
@@ -346,26 +369,26 @@ def test_frozen_leader_sends_no_binding_after_takeover(faults: FaultCluster) -> 
         acquired = first_after(fc.audit.lease_writes(lease), standby_user, frozen_at)
         time.sleep(0.1)
     assert acquired is not None, "the standby never took the lease of the frozen leader"
-    # Let the new leader bind part of what the frozen one had queued, then thaw the old
-    # leader while new pods keep arriving: it must not send a single binding any more.
-    fc.wait_bindings(min(at_freeze + 20, len(first)), keys_of(first), timeout=60)
+    # Room for the big pods: the new leader binds them; the frozen one learns of the nodes
+    # only when thawed, together with a stream of new pods.
+    fc.api.create_nodes([f"fz-big-{i:02d}" for i in range(40)], cpu="4")
+    fc.wait_bindings(len(waiting) // 2, keys_of(waiting), timeout=60)
     thawed_at = time.time()
     leader.thaw()
-    second = burst("fz", "frozen", 350, "100m", start=200)
+    second = burst("fz", "frozen", 250, "100m", start=100)
     for i in range(0, len(second), 50):
         fc.api.create_pods(second[i : i + 50])
         time.sleep(0.5)
-    verdict = fc.check(keys_of(first + second), [leader, standby])
+    verdict = fc.check(keys_of(first + waiting + second), [leader, standby])
     # Observe past the point where a renew deadline restarted at the thaw would run out.
     time.sleep(max(0.0, thawed_at + RENEW_S + 2 * RETRY_S + 1 - time.time()))
     late = [r for r in fc.audit.bindings() if r.user == leader_user and r.time > acquired]
     stored = sum(r.ok for r in late)
     last_late = max((r.time for r in late), default=None)
     report_figure(
-        f"[leader SIGSTOP] {at_freeze}/200 bound at the freeze; standby took the lease "
-        f"{acquired - frozen_at:.2f}s after it; thawed {thawed_at - frozen_at:.1f}s after it; "
-        f"bindings sent by the old leader after the takeover: {len(late)} "
-        f"({stored} stored, {len(late) - stored} refused)"
+        f"[leader SIGSTOP] standby took the lease {acquired - frozen_at:.2f}s after the "
+        f"freeze; thawed {thawed_at - frozen_at:.1f}s after it; bindings sent by the old "
+        f"leader after the takeover: {len(late)} ({stored} stored, {len(late) - stored} refused)"
         + ("" if last_late is None else f", the last {last_late - thawed_at:.2f}s after the thaw")
     )
     problems = list(verdict.problems)
