@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -15,8 +17,18 @@ from typing import Any
 
 import pytest
 import yaml
+from harness import ClusterApi, NodeNameRecorder, Verdict, check_invariants
 
-from apiserver import free_port, local_apiserver, why_unavailable
+from apiserver import (
+    AuditLog,
+    ControlPlane,
+    control_plane,
+    free_port,
+    local_apiserver,
+    signal_process,
+    why_no_local_control_plane,
+    why_unavailable,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 CRD = ROOT / "crds" / "schedulerprofiles.multisched.dev.yaml"
@@ -149,13 +161,60 @@ def kube(kubeconfig: Path) -> Kube:
     return k
 
 
+#: A log record's first line (kopf's format) and its level; other lines continue a record.
+_RECORD = re.compile(r"^\[\d{4}-\d\d-\d\d [^]]*\] \S+\s+\[(\w+)\s*\]")
+_PROBLEM_LEVELS = frozenset({"WARNING", "ERROR", "CRITICAL"})
+
+
+def problem_lines(text: str) -> tuple[list[str], int]:
+    """Lines of WARNING-or-worse records (continuation lines such as a traceback's
+    included) and the number of tracebacks among them."""
+    lines: list[str] = []
+    tracebacks = 0
+    in_problem = False
+    for line in text.splitlines():
+        m = _RECORD.match(line)
+        if m:
+            in_problem = m.group(1) in _PROBLEM_LEVELS
+        elif line.startswith("Traceback (most recent call last)"):
+            in_problem = True  # printed outside logging
+        if in_problem:
+            lines.append(line)
+            if line.startswith("Traceback (most recent call last)"):
+                tracebacks += 1
+    return lines, tracebacks
+
+
+def summarize(lines: list[str], top: int = 5) -> str:
+    """The most frequent kinds of log record among ``lines`` (numbers masked), with counts."""
+    kinds: dict[str, int] = {}
+    for line in lines:
+        m = _RECORD.match(line)
+        if m:
+            what = line[m.start(1) - 1 :]
+        elif line.strip() and not line.startswith((" ", "Traceback")):
+            what = f"(traceback ends) {line}"
+        else:
+            continue
+        kind = re.sub(r"\d+", "N", what)[:110]
+        kinds[kind] = kinds.get(kind, 0) + 1
+    ranked = sorted(kinds.items(), key=lambda kv: -kv[1])[:top]
+    return "; ".join(f"{n}x {kind}" for kind, n in ranked)
+
+
 class Operator:
     """``multisched run`` in a subprocess, as a user starts it."""
 
-    def __init__(self, kube: Kube, tmp: Path, *extra: str) -> None:
+    def __init__(
+        self, kube: Kube, tmp: Path, *extra: str, kubeconfig: Path | None = None, name: str = ""
+    ) -> None:
         self.port = free_port()
-        self.log_path = tmp / f"operator-{self.port}.log"
+        self.name = name or f"operator-{self.port}"
+        self.log_path = tmp / f"{self.name}-{self.port}.log"
         self.log = self.log_path.open("wb")
+        env = {**kube.env, "PYTHONUNBUFFERED": "1"}
+        if kubeconfig is not None:
+            env["KUBECONFIG"] = str(kubeconfig)
         self.proc = subprocess.Popen(
             [
                 sys.executable,
@@ -167,7 +226,7 @@ class Operator:
                 str(self.port),
                 *extra,
             ],
-            env={**kube.env, "PYTHONUNBUFFERED": "1"},
+            env=env,
             stdout=self.log,
             stderr=subprocess.STDOUT,
         )
@@ -177,13 +236,41 @@ class Operator:
             self.log.flush()
         return self.log_path.read_text(errors="replace")
 
+    def mark(self) -> int:
+        """Where the log ends now, to read what is logged from here on."""
+        if not self.log.closed:
+            self.log.flush()
+        return self.log_path.stat().st_size
+
+    def output_since(self, mark: int, until: int | None = None) -> str:
+        with self.log_path.open("rb") as f:
+            f.seek(mark)
+            data = f.read() if until is None else f.read(max(0, until - mark))
+        return data.decode(errors="replace")
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def freeze(self) -> None:
+        signal_process(self.proc, signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        signal_process(self.proc, signal.SIGCONT)
+
+    def kill9(self) -> None:
+        signal_process(self.proc, signal.SIGKILL)
+        self.proc.wait(10)
+
     def stop(self, kill: bool = False) -> None:
         if self.proc.poll() is None:
+            self.thaw()
             (self.proc.kill if kill else self.proc.terminate)()
             try:
                 self.proc.wait(15)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
+                self.proc.wait(10)
         self.log.close()
 
 
@@ -206,8 +293,131 @@ def start_operator(
         op.stop()
 
 
+#: Figures the fault scenarios measured, repeated in the terminal summary (``make e2e`` does
+#: not pass ``-s``).
+FIGURES: list[str] = []
+
+
+def report_figure(line: str) -> None:
+    print(f"\n{line}")
+    FIGURES.append(line)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if FIGURES:
+        terminalreporter.section("fault suite figures")
+        for line in FIGURES:
+            terminalreporter.write_line(line)
+
+
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
     outcome = yield
     rep = outcome.get_result()  # type: ignore[attr-defined]
     setattr(item, f"rep_{rep.when}", rep)
+
+
+# -- the fault suite: a fresh control plane per scenario ------------------------------------
+
+
+class FaultCluster:
+    """One scenario's world: its own etcd + kube-apiserver, the operators it started, a
+    client for bulk writes, and the nodeName recorder running from the start."""
+
+    def __init__(self, plane: ControlPlane, tmp: Path) -> None:
+        self.plane = plane
+        self.tmp = tmp
+        self.kube = Kube(plane.kubeconfig())
+        self.kube.run("apply", "-f", str(CRD))
+        self.kube.run(
+            "wait",
+            "--for=condition=Established",
+            "crd/schedulerprofiles.multisched.dev",
+            "--timeout=30s",
+        )
+        # No controller manager: the default ServiceAccount that pod admission wants.
+        self.kube.run("create", "serviceaccount", "default", "-n", "default", check=False)
+        self.api = ClusterApi(plane.kubeconfig())
+        self.recorder = NodeNameRecorder(self.api)
+        self.recorder.start()
+        self.operators: list[Operator] = []
+
+    @property
+    def audit(self) -> AuditLog:
+        return self.plane.audit
+
+    def start_operator(self, *extra: str, user: str = "admin") -> Operator:
+        """A replica that authenticates as ``user``, so the audit log tells replicas apart."""
+        op = Operator(
+            self.kube,
+            self.tmp,
+            *extra,
+            kubeconfig=self.plane.kubeconfig(user),
+            name=f"{user}-{len(self.operators)}",
+        )
+        self.operators.append(op)
+        return op
+
+    def bound_count(self, keys: set[str] | None = None, user: str | None = None) -> int:
+        """Successful bindings so far (from the audit log), optionally of some pods/user."""
+        return sum(
+            1
+            for r in self.audit.bindings()
+            if r.ok
+            and (keys is None or f"{r.namespace}/{r.name}" in keys)
+            and (user is None or r.user == user)
+        )
+
+    def wait_bindings(self, count: int, keys: set[str] | None = None, timeout: float = 60) -> int:
+        deadline = time.monotonic() + timeout
+        while True:
+            n = self.bound_count(keys)
+            if n >= count:
+                return n
+            if time.monotonic() > deadline:
+                raise AssertionError(f"only {n} of {count} bindings after {timeout}s")
+            time.sleep(0.05)
+
+    def check(
+        self, meant_bound: set[str], survivors: list[Operator], timeout: float = 90
+    ) -> Verdict:
+        return check_invariants(
+            self.api,
+            self.recorder,
+            meant_bound,
+            {op.name: op.proc for op in survivors},
+            timeout,
+        )
+
+    def close(self, failed: bool) -> None:
+        self.recorder.stop()
+        for op in self.operators:
+            if failed:
+                text = op.output()
+                print(f"--- {op.name} log ({op.log_path}), last 4000 chars ---\n{text[-4000:]}")
+            op.stop()
+        self.api.close()
+
+
+@pytest.fixture
+def plane() -> Iterator[ControlPlane]:
+    """A fresh etcd + kube-apiserver the scenario may stop and restart."""
+    reason = why_no_local_control_plane()
+    if reason:
+        pytest.skip(reason)
+    if shutil.which("kubectl") is None:
+        pytest.skip("fault suite skipped: kubectl is not on PATH")
+    with control_plane() as cp:
+        yield cp
+
+
+@pytest.fixture
+def faults(
+    plane: ControlPlane, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[FaultCluster]:
+    fc = FaultCluster(plane, tmp_path)
+    try:
+        yield fc
+    finally:
+        rep = getattr(request.node, "rep_call", None)
+        fc.close(failed=rep is not None and rep.failed)
