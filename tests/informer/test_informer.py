@@ -235,3 +235,27 @@ async def test_a_stalled_process_relists_before_the_next_cycle() -> None:
             assert intake.informers[0].lists == 2
         finally:
             await intake.stop()
+
+
+async def test_an_outage_of_several_kinds_is_one_line_down_and_one_line_up(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    api, a, b = FakeApi(), Recorder(), Recorder()
+    api.watches = [500, 503, 500, 500, 500, 500, ["..."], ["..."]]
+    caplog.set_level(logging.DEBUG, "multisched")
+    async with api as api_client:
+        intake = Intake(
+            api_client,
+            [Feed(NODES, a.upsert, a.delete), Feed(NODES, b.upsert, b.delete)],
+            settings=FAST,
+        )
+        intake.start()
+        try:
+            await until("both watching", lambda: len(api.watch_requests) >= 8 and intake.fresh)
+        finally:
+            await intake.stop()
+    warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warnings) == 2, warnings
+    assert warnings[0].startswith("watches failing (nodes")
+    assert warnings[1].startswith("every watch is back after")
+    assert "6 failed attempts" in warnings[1]

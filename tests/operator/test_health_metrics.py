@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 
 import pytest
@@ -63,3 +64,22 @@ async def test_metrics_are_exposed(
         'multisched_plugin_execution_duration_seconds_count{extension_point="Filter",'
         'plugin="NodeResourcesFit",status="Unschedulable"} 1.0'
     ) in lines
+
+
+def test_kopf_retry_lines_are_demoted_and_its_final_failure_kept(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from multisched.operator.handlers import QuietRetries
+
+    QuietRetries.install()
+    QuietRetries.install()  # idempotent
+    kopf_logger = logging.getLogger("kopf._cogs.clients.watching")
+    assert sum(isinstance(f, QuietRetries) for f in kopf_logger.filters) == 1
+    caplog.set_level(logging.INFO)
+    kopf_logger.error("Request attempt #1/9 failed; will retry: GET https://x/api/v1/pods")
+    kopf_logger.error("Request attempt #9/9 failed; escalating: GET https://x/api/v1/pods")
+    kopf_logger.error("something else")
+    assert [r.getMessage().split(";")[0] for r in caplog.records] == [
+        "Request attempt #9/9 failed",
+        "something else",
+    ]

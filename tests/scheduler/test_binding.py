@@ -236,6 +236,42 @@ async def test_an_unconfirmed_binding_expires_after_its_ttl_and_is_retried() -> 
     assert sched.queue.where(pod.uid) == "backoff"
 
 
+async def test_a_lost_binding_is_sent_again_once_the_api_answers() -> None:
+    """Not stored: the resent binding binds it, with its Scheduled event, long before the
+    TTL. Stored after all: the API's 409 "already assigned" there counts as bound."""
+    sched, client, events, clock = binder_scheduler()
+    client.error = ApiUnavailable("Server disconnected", maybe_sent=True)
+    pod = make_pod("web", scheduler_name="test", requests={"cpu": "3"})
+    await schedule(sched, pod)
+    assert await sched.retry_unconfirmed_bindings() == 0  # too soon to tell
+    clock.now += 3
+    client.error = ApiUnavailable("Cannot connect to host", maybe_sent=False)
+    assert await sched.retry_unconfirmed_bindings() == 1  # still down: keep waiting
+    assert sched.cache.is_assumed(pod.uid) and cpu_on(sched, "big") == 3000
+    assert sched.queue.where(pod.uid) == "in-flight"
+    clock.now += 3
+    client.error = None
+    assert await sched.retry_unconfirmed_bindings() == 1
+    assert client.calls == [("default/web", "big")] * 3
+    assert events.log == [("Scheduled", "default/web", "big")]
+    assert pod.uid not in sched.queue
+    assert cpu_on(sched, "big") == 3000
+    assert await sched.retry_unconfirmed_bindings() == 0  # nothing left to resend
+
+    stored = make_pod("db", scheduler_name="test", requests={"cpu": "1"})
+    client.error = ApiUnavailable("Server disconnected", maybe_sent=True)
+    await schedule(sched, stored)
+    node = client.calls[-1][1]
+    clock.now += 3
+    client.error = BindingConflict(
+        409, f'pod db is already assigned to node "{node}"', bound_to=node
+    )
+    assert await sched.retry_unconfirmed_bindings() == 1
+    assert sched.cache.is_assumed(stored.uid)  # counted there until the watch confirms
+    assert stored.uid not in sched.queue
+    assert cpu_on(sched, node) >= 1000
+
+
 async def test_a_binding_that_never_left_is_forgotten_and_retried_quietly() -> None:
     sched, client, events, _ = binder_scheduler()
     client.error = ApiUnavailable("Cannot connect to host", maybe_sent=False)

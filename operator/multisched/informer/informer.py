@@ -120,6 +120,7 @@ class Informer:
         label_selector: str = "",
         settings: InformerSettings | None = None,
         on_relisted: Callable[[], None] | None = None,
+        on_outage: Callable[[Informer, str], None] | None = None,
         rng: random.Random | None = None,
     ) -> None:
         self.api_client = api_client
@@ -131,6 +132,8 @@ class Informer:
         self.settings = settings or InformerSettings()
         #: Called after every LIST but the first (the view was rebuilt after a gap).
         self.on_relisted = on_relisted
+        #: Told when an outage of this kind starts or ends (see ``_report``).
+        self.on_outage = on_outage
         self._rng = rng or random.Random()
         self.backoff = Backoff(
             self.settings.backoff_initial_seconds, self.settings.backoff_max_seconds, self._rng
@@ -342,22 +345,34 @@ class Informer:
         self._outage_failures += 1
         if self._outage_since is None:
             self._outage_since = time.monotonic()
-            logger.warning(
-                "%s: watch failed (%s); retrying with backoff", self.resource, _describe(exc)
-            )
+            self._report(f"watch failed ({_describe(exc)}); retrying with backoff")
         return delay
 
     def _recovered(self) -> None:
         self.backoff.reset()
         if self._outage_since is not None:
-            logger.warning(
-                "%s: watching again after %.1f s and %d failed attempts",
-                self.resource,
-                time.monotonic() - self._outage_since,
-                self._outage_failures,
-            )
+            elapsed = time.monotonic() - self._outage_since
             self._outage_since = None
+            self._report(
+                f"watching again after {elapsed:.1f} s and {self._outage_failures} failed attempts"
+            )
             self._outage_failures = 0
+
+    def _report(self, what: str) -> None:
+        """An outage began or ended: the owner aggregates it with other kinds' (one line
+        per outage, not one per kind), else it is logged here."""
+        if self.on_outage is not None:
+            self.on_outage(self, what)
+        else:
+            logger.warning("%s: %s", self.resource, what)
+
+    @property
+    def outage_failures(self) -> int:
+        return self._outage_failures
+
+    @property
+    def in_outage(self) -> bool:
+        return self._outage_since is not None
 
 
 def _describe(exc: BaseException) -> str:

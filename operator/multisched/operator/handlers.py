@@ -39,10 +39,39 @@ def _runtime(memo: Any) -> Runtime:
     return runtime
 
 
+class QuietRetries(logging.Filter):
+    """kopf logs every failed attempt of a retried request at ERROR: a few lines per watch
+    per outage. The intake and the client already say once that the API is gone and once
+    that it is back; kopf's own retries go to DEBUG, and only its final failure stays."""
+
+    LOGGERS = (
+        "kopf._cogs.clients.api",
+        "kopf._cogs.clients.watching",
+        "kopf._cogs.clients.fetching",
+    )
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if record.levelno >= logging.WARNING and message.startswith("Request attempt"):
+            if "will retry" not in message:
+                return True
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+            return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
+        return True
+
+    @classmethod
+    def install(cls) -> None:
+        for name in cls.LOGGERS:
+            target = logging.getLogger(name)
+            if not any(isinstance(f, cls) for f in target.filters):
+                target.addFilter(cls())
+
+
 def configure(settings: kopf.OperatorSettings) -> None:
     # Leader election is our own Lease; kopf's peering would pause the watches instead.
     settings.peering.standalone = True
     settings.watching.field_selectors["", "v1", "pods"] = UNASSIGNED_PODS
+    QuietRetries.install()
     # Survive the deepest objects the API server stores (see depth.py).
     settings.persistence.diffbase_storage = NoDiffBase()
     allow_api_depth()

@@ -71,9 +71,12 @@ class Intake:
                 field_selector=feed.field_selector,
                 settings=settings,
                 on_relisted=on_relisted,
+                on_outage=self._on_outage,
             )
             for feed in feeds
         ]
+        self._outage_since: float | None = None
+        self._outage_attempts = 0
         self.stall_seconds = stall_seconds
         self.tick_seconds = tick_seconds
         self.stalls = 0
@@ -111,6 +114,25 @@ class Intake:
                 logger.exception("informer for %s crashed; listing again", informer.resource)
                 informer.resync()
                 await asyncio.sleep(informer.backoff.next_delay())
+
+    # -- one log line when the API is lost, one when every watch is back -------------------
+
+    def _on_outage(self, informer: Informer, what: str) -> None:
+        logger.debug("%s: %s", informer.resource, what)
+        if not informer.in_outage:
+            self._outage_attempts += informer.outage_failures
+        down = [str(i.resource) for i in self.informers if i.in_outage]
+        if down and self._outage_since is None:
+            self._outage_since = time.monotonic()
+            logger.warning("watches failing (%s): %s", ", ".join(down), what)
+        elif not down and self._outage_since is not None:
+            logger.warning(
+                "every watch is back after %.1f s (%d failed attempts)",
+                time.monotonic() - self._outage_since,
+                self._outage_attempts,
+            )
+            self._outage_since = None
+            self._outage_attempts = 0
 
     # -- freshness ------------------------------------------------------------------------
 

@@ -78,6 +78,8 @@ class Options:
     kubeconfig: str | None = None
     #: Seconds between backoff/unschedulable flushes and status retries.
     housekeeping_seconds: float = 30.0
+    #: Seconds between resending bindings whose response was lost (an API outage).
+    lost_binding_retry_seconds: float = 2.0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Options:

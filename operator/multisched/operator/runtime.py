@@ -125,6 +125,7 @@ class Runtime:
             await self._health.start()
         self._start_election()
         self._housekeeping = asyncio.create_task(self._housekeep(), name="multisched housekeeping")
+        self._spawn(self._retry_lost_bindings())
 
     async def stop(self) -> None:
         if self.intake is not None:
@@ -229,6 +230,17 @@ class Runtime:
         task = asyncio.ensure_future(coro)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+
+    async def _retry_lost_bindings(self) -> None:
+        """A binding whose response was lost is sent again once the API answers, so a pod
+        that was never bound does not wait for the assumption's TTL."""
+        while True:
+            await asyncio.sleep(self.options.lost_binding_retry_seconds)
+            if self.may_write():
+                try:
+                    await self.scheduler.retry_unconfirmed_bindings()
+                except Exception:
+                    logger.exception("resending lost bindings failed")
 
     async def _housekeep(self) -> None:
         """Upstream's periodic flushes, plus retrying status writes that failed."""

@@ -88,16 +88,24 @@ class _ObservedClient:
 class _Unconfirmed:
     """A binding whose outcome is unknown; kept until the watch or the TTL decides."""
 
-    __slots__ = ("assumed", "fwk", "host", "qpi", "state")
+    __slots__ = ("assumed", "fwk", "host", "qpi", "since", "state")
 
     def __init__(
-        self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, assumed: PodInfo, host: str
+        self,
+        fwk: Framework,
+        state: CycleState,
+        qpi: QueuedPodInfo,
+        assumed: PodInfo,
+        host: str,
+        since: float,
     ) -> None:
         self.fwk = fwk
         self.state = state
         self.qpi = qpi
         self.assumed = assumed
         self.host = host
+        #: When the response was lost.
+        self.since = since
 
 
 class Outcome:
@@ -461,6 +469,20 @@ class Scheduler:
         except Exception as exc:
             logger.exception("binding cycle of %s failed", pod.key)
             status = Status(Code.ERROR, str(exc))
+        await self._after_bind(fwk, state, qpi, assumed, host, status, start, result)
+
+    async def _after_bind(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        qpi: QueuedPodInfo,
+        assumed: PodInfo,
+        host: str,
+        status: Status | None,
+        start: float,
+        result: ScheduleResult | None,
+    ) -> None:
+        pod = qpi.pod
         cause = self._observed.bind_errors.pop(pod.uid, None) if self._observed else None
         if status is not None:
             if isinstance(cause, BindingConflict) and cause.bound_to:
@@ -470,7 +492,9 @@ class Scheduler:
                 # The binding may be stored: keep counting the pod until the watch or the
                 # TTL tells; giving its room away now could over-commit the node.
                 self.cache.finish_binding(pod.uid, self.clock() + self.unconfirmed_binding_ttl)
-                self._unconfirmed[pod.uid] = _Unconfirmed(fwk, state, qpi, assumed, host)
+                self._unconfirmed[pod.uid] = _Unconfirmed(
+                    fwk, state, qpi, assumed, host, self.clock()
+                )
                 self._emit(Outcome(pod, "binding", node=host, message=str(cause)))
                 return
             fwk.run_unreserve(state, assumed, host)
@@ -504,6 +528,35 @@ class Scheduler:
         outcome = Outcome(pod, "scheduled", node=host)
         outcome.schedule = result
         self._emit(outcome)
+
+    async def retry_unconfirmed_bindings(self, older_than: float = 2.0) -> int:
+        """Send again the bindings whose response was lost, rather than wait for the TTL:
+        one the API server stored answers 409 "already assigned" (bound there, as the
+        watch will show), one it never got binds now. Returns how many were sent."""
+        sent = 0
+        now = self.clock()
+        for uid, entry in list(self._unconfirmed.items()):
+            if now - entry.since < older_than or self._unconfirmed.get(uid) is not entry:
+                continue
+            async with self._bind_slots:
+                if self._unconfirmed.get(uid) is not entry:
+                    continue  # the watch answered while we waited for a slot
+                status = await entry.fwk.run_bind(entry.state, entry.assumed, entry.host)
+            sent += 1
+            if self._unconfirmed.get(uid) is not entry:
+                continue
+            if status is not None and self._observed is not None:
+                cause = self._observed.bind_errors.get(uid)
+                if isinstance(cause, ApiUnavailable):
+                    # Still no answer: the first request may yet be stored; keep waiting.
+                    del self._observed.bind_errors[uid]
+                    entry.since = self.clock()
+                    continue
+            del self._unconfirmed[uid]
+            await self._after_bind(
+                entry.fwk, entry.state, entry.qpi, entry.assumed, entry.host, status, now, None
+            )
+        return sent
 
     def _bound_elsewhere(
         self,
