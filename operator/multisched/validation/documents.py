@@ -6,6 +6,7 @@ file is checked before anything is refused, so the user sees every problem at on
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -149,9 +150,27 @@ def object_problems(doc: Document) -> list[str]:
             f'apiVersion: Unsupported value: "{api_version}": supported values: "{expected}"'
         ]
     structure = structure_errors(obj) or []
-    if structure or rules is None:
+    if rules is None:
         return structure
-    return rules[1](obj)
+    try:
+        semantic = rules[1](obj)
+    except (TypeError, ValueError, AttributeError, KeyError):
+        semantic = []  # a field of the wrong type, which the structure errors already name
+    if not structure:
+        return semantic
+    # A field whose structure is wrong is reported once, by the schema.
+    bad = tuple(_plain_path(line.split(": ", 1)[0]) for line in structure)
+    return structure + [
+        line for line in semantic if not _plain_path(line.split(": ", 1)[0]).startswith(bad)
+    ]
+
+
+_MAP_KEY = re.compile(r"\[([^\]0-9][^\]]*)\]")
+
+
+def _plain_path(path: str) -> str:
+    """``requests[cpu]`` and ``requests.cpu`` compare equal."""
+    return _MAP_KEY.sub(r".\1", path)
 
 
 def _yaml_type(value: object) -> str:
