@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 EXIT_INPUT = 2
@@ -14,23 +15,37 @@ EXIT_INPUT = 2
 def _report(lines: Sequence[str]) -> int:
     """Every problem on its own line; exit code 2 (bad input), never a traceback."""
     for line in lines:
-        print(f"error: {line}", file=sys.stderr)
+        print(f"error: {_printable(line)}", file=sys.stderr)
     return EXIT_INPUT
 
 
-def _load_config(configs: Sequence[tuple[str, dict[str, Any]]], registry: Any) -> Any:
-    """The one scheduler configuration among ``configs`` ((label, object) pairs), resolved."""
+def _printable(line: str) -> str:
+    """Control characters from the input (a key with a newline in it) shown escaped, so one
+    problem stays one line."""
+    if line.isprintable():
+        return line
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in line)
+
+
+def _load_config(
+    configs: Sequence[tuple[str, dict[str, Any]]], registry: Any, source: str
+) -> Any:
+    """The one scheduler configuration among ``configs`` ((label, object) pairs), resolved;
+    ``source`` names the file(s) searched."""
     from multisched.config import ConfigError, parse_config_object, resolve
     from multisched.validation import InputErrors
 
     if not configs:
         raise InputErrors(
-            ["no SchedulerProfile or KubeSchedulerConfiguration found (add one or pass --profile)"]
+            [
+                f"{source}: no SchedulerProfile or KubeSchedulerConfiguration found "
+                "(add one or pass --profile)"
+            ]
         )
     if len(configs) > 1:
         raise InputErrors(
             [
-                f"{len(configs)} scheduler configurations found "
+                f"{source}: {len(configs)} scheduler configurations found "
                 f"({', '.join(w for w, _ in configs)}); give exactly one"
             ]
         )
@@ -53,7 +68,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         if args.profile:
             docs += read_documents(args.profile)
         cluster = ClusterInput.from_documents(docs)
-        config = _load_config(cluster.configs, registry)
+        source = Path(args.cluster).name
+        if args.profile:
+            source += f", {Path(args.profile).name}"
+        config = _load_config(cluster.configs, registry, source)
         result = asyncio.run(
             simulate(cluster, config, registry, seed=args.seed, explain=args.explain)
         )
@@ -91,7 +109,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     registry = default_registry()
     try:
-        config = _load_config(_config_documents(args.file), registry)
+        config = _load_config(_config_documents(args.file), registry, Path(args.file).name)
     except InputErrors as exc:
         return _report(exc.lines)
     for prof in config.profiles:

@@ -111,11 +111,8 @@ class ClusterInput:
         out = cls()
         problems: list[str] = []
         for doc in expand_lists(docs):
-            found = object_problems(doc)
-            if found:
-                problems += [doc.problem(p) for p in found]
-            else:
-                problems += out._add(doc)
+            found = [doc.problem(p) for p in object_problems(doc)] + out._claim(doc)
+            problems += found or out._add(doc)
         for label, raw in out.pods:
             class_name = (raw.get("spec") or {}).get("priorityClassName")
             if class_name and class_name not in out.priority_classes:
@@ -126,6 +123,21 @@ class ClusterInput:
         if problems:
             raise InputError(problems)
         return out
+
+    def _claim(self, doc: Document) -> list[str]:
+        """A second object of the same kind and name would silently replace the first."""
+        meta = doc.obj.get("metadata") if isinstance(doc.obj, Mapping) else None
+        name = meta.get("name") if isinstance(meta, Mapping) else None
+        if doc.kind in CONFIG_KINDS or not isinstance(name, str) or not name:
+            return []
+        namespace = meta.get("namespace") if isinstance(meta, Mapping) else None
+        key = name
+        if doc.kind in ("Pod", "PodDisruptionBudget"):
+            key = f"{namespace if isinstance(namespace, str) and namespace else 'default'}/{name}"
+        first = self._seen.setdefault((doc.kind, key), doc.index)
+        if first == doc.index:
+            return []
+        return [doc.problem(f'metadata.name: Duplicate value: "{name}": also {first}')]
 
     def _add(self, doc: Document) -> list[str]:
         kind, obj = doc.kind, doc.obj
@@ -140,12 +152,7 @@ class ClusterInput:
         raw = without_nulls(obj)
         meta = raw.get("metadata") or {}
         name = meta["name"]
-        namespace = meta.get("namespace") or "default"
-        key = f"{namespace}/{name}" if kind in ("Pod", "PodDisruptionBudget") else name
-        first = self._seen.get((kind, key))
-        if first is not None:
-            return [doc.problem(f'metadata.name: Duplicate value: "{name}": also {first}')]
-        self._seen[(kind, key)] = doc.index
+        key = f"{meta.get('namespace') or 'default'}/{name}"
         if kind == "Node":
             self.nodes.append(raw)
         elif kind == "Pod":

@@ -66,6 +66,11 @@ def _str(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
+def _int(value: Any) -> bool:
+    """Whether a field holds an int (the schema reports it otherwise; rules skip it)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 class Errors(list[str]):
     """``field.ErrorList``: every problem, in the order found."""
 
@@ -79,8 +84,8 @@ class Errors(list[str]):
     def label_value(self, path: str, value: Any) -> None:
         if value is None:
             self.append(invalid(path, None, "a label value must be a string, not null"))
-            return
-        self.name(path, value, is_valid_label_value)
+        elif isinstance(value, str):  # other types are the schema's to report
+            self.name(path, value, is_valid_label_value)
 
 
 # -- metadata, labels, selectors ---------------------------------------------------------
@@ -276,22 +281,22 @@ def _ports(errs: Errors, ports: Any, path: str) -> None:
     """``validateContainerPorts``."""
     for i, raw in enumerate(_items(ports)):
         port, p = _map(raw), f"{path}[{i}]"
-        if "containerPort" not in port or port.get("containerPort") is None:
+        if port.get("containerPort") is None:
             errs.append(required(f"{p}.containerPort"))
-        elif not 1 <= port["containerPort"] <= 65535:
+        elif _int(port["containerPort"]) and not 1 <= port["containerPort"] <= 65535:
             errs.append(
                 invalid(
                     f"{p}.containerPort", port["containerPort"], "must be between 1 and 65535, inclusive"
                 )
             )
         host = port.get("hostPort")
-        if host is not None and host != 0 and not 1 <= host <= 65535:
+        if _int(host) and host != 0 and not 1 <= host <= 65535:
             errs.append(invalid(f"{p}.hostPort", host, "must be between 1 and 65535, inclusive"))
         protocol = port.get("protocol")
         if protocol is not None and protocol not in PROTOCOLS:
             errs.append(not_supported(f"{p}.protocol", protocol, PROTOCOLS))
         host_ip = port.get("hostIP")
-        if host_ip and not _is_ip(host_ip):
+        if isinstance(host_ip, str) and host_ip and not _is_ip(host_ip):
             errs.append(invalid(f"{p}.hostIP", host_ip, "must be a valid IP address"))
 
 
@@ -434,7 +439,7 @@ def validate_topology_spread(errs: Errors, constraints: Any, path: str) -> None:
         if action not in UNSATISFIABLE_ACTIONS:
             errs.append(not_supported(f"{p}.whenUnsatisfiable", action, UNSATISFIABLE_ACTIONS))
         min_domains = c.get("minDomains")
-        if min_domains is not None:
+        if _int(min_domains):
             if min_domains <= 0:
                 errs.append(invalid(f"{p}.minDomains", min_domains, "must be greater than 0"))
             elif action != "DoNotSchedule":
@@ -508,11 +513,11 @@ def validate_node(obj: Obj) -> list[str]:
             errs.append(invalid(f"{p}.value", value, msg))
         effect = t.get("effect") or ""
         _taint_effect(errs, effect, f"{p}.effect", allow_empty=False)
-        if (key, effect) in seen:
+        if (key, str(effect)) in seen:
             errs.append(
                 duplicate(p, f"{key}:{effect}", "taints must be unique by key and effect pair")
             )
-        seen.add((key, effect))
+        seen.add((key, str(effect)))
     status = _map(obj.get("status"))
     for field in ("capacity", "allocatable"):
         for name, value in _map(status.get(field)).items():
@@ -547,7 +552,7 @@ def validate_priority_class(obj: Obj) -> list[str]:
                 "for system use only",
             )
         )
-    elif value > HIGHEST_USER_DEFINABLE_PRIORITY:
+    elif _int(value) and value > HIGHEST_USER_DEFINABLE_PRIORITY:
         errs.append(
             forbidden(
                 "value",

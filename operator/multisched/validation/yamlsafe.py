@@ -96,8 +96,9 @@ def decode(data: bytes) -> str:
 
 def load_all(text: str) -> list[Any]:
     """Every document of a YAML stream; problems raise YAMLInputError with one line."""
-    loader = _Loader(text)
+    loader: _Loader | None = None
     try:
+        loader = _Loader(text)  # the reader refuses control characters here already
         docs = []
         while loader.check_data():
             docs.append(loader.get_data())
@@ -112,7 +113,8 @@ def load_all(text: str) -> list[Any]:
     except RecursionError:
         raise YAMLInputError(f"nested more than {MAX_DEPTH} levels deep") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
 
 
 def load_one(text: str) -> Any:
