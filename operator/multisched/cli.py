@@ -27,9 +27,7 @@ def _printable(line: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in line)
 
 
-def _load_config(
-    configs: Sequence[tuple[str, dict[str, Any]]], registry: Any, source: str
-) -> Any:
+def _load_config(configs: Sequence[tuple[str, dict[str, Any]]], registry: Any, source: str) -> Any:
     """The one scheduler configuration among ``configs`` ((label, object) pairs), resolved;
     ``source`` names the file(s) searched."""
     from multisched.config import ConfigError, parse_config_object, resolve

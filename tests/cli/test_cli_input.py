@@ -98,7 +98,7 @@ spec:
 """
     code, out, err = run(capsys, "simulate", str(write(tmp_path, PROFILE, NODE, pod)))
     assert code == 2 and out == ""
-    assert "matchExpressions[0].values: Invalid value: \"string\"" in err
+    assert 'matchExpressions[0].values: Invalid value: "string"' in err
 
 
 def test_unknown_priority_class_and_two_global_defaults(
@@ -119,7 +119,7 @@ def test_unknown_priority_class_and_two_global_defaults(
     assert err.splitlines() == [
         "error: cluster.yaml: document 4 (PriorityClass b): globalDefault: Invalid value: true: "
         "only one PriorityClass can be marked as globalDefault (also document 3)",
-        'error: cluster.yaml: document 5 (Pod default/p1): spec.priorityClassName: Not found: '
+        "error: cluster.yaml: document 5 (Pod default/p1): spec.priorityClassName: Not found: "
         '"nope": no PriorityClass with name nope was found',
     ]
 
@@ -241,9 +241,7 @@ spec:
         (b"apiVersion: v1\nmetadata: {name: x}\n", "document 1: kind: Required value"),
     ],
 )
-def test_hostile_input_through_the_real_command(
-    tmp_path: Path, data: bytes, expected: str
-) -> None:
+def test_hostile_input_through_the_real_command(tmp_path: Path, data: bytes, expected: str) -> None:
     """As a user runs it: a process, exit 2, one line naming the file, no traceback."""
     path = tmp_path / "cluster.yaml"
     path.write_bytes(data)

@@ -77,7 +77,9 @@ def test_valid_objects_have_no_problems() -> None:
         ],
     )
     assert problems(full) == []
-    assert problems(node(taints=[{"key": "dedicated", "value": "u1", "effect": "NoSchedule"}])) == []
+    assert (
+        problems(node(taints=[{"key": "dedicated", "value": "u1", "effect": "NoSchedule"}])) == []
+    )
     system = {
         "apiVersion": "scheduling.k8s.io/v1",
         "kind": "PriorityClass",
@@ -99,7 +101,8 @@ T = "spec.tolerations[0]"
         ),
         (
             {"key": "foo", "operator": "Exists", "value": "bar"},
-            f"{T}.operator: Invalid value: \"bar\": value must be empty when `operator` is 'Exists'",
+            f'{T}.operator: Invalid value: "bar": value must be empty when `operator` '
+            "is 'Exists'",
         ),
         (
             {"operator": "Equal", "value": "bar"},
@@ -108,7 +111,7 @@ T = "spec.tolerations[0]"
         ),
         (
             {"key": "foo", "effect": "NoSchedule", "tolerationSeconds": 20},
-            f'{T}.effect: Invalid value: "NoSchedule": effect must be \'NoExecute\' when '
+            f"{T}.effect: Invalid value: \"NoSchedule\": effect must be 'NoExecute' when "
             "`tolerationSeconds` is set",
         ),
         (
@@ -239,7 +242,7 @@ def _required_terms(*exprs: dict[str, Any], fields: Any = None) -> dict[str, Any
             _required_terms(
                 fields=[{"key": "metadata.namespace", "operator": "In", "values": ["x"]}]
             ),
-            f'{NA}.{REQ}.nodeSelectorTerms[0].matchFields[0].key: Invalid value: '
+            f"{NA}.{REQ}.nodeSelectorTerms[0].matchFields[0].key: Invalid value: "
             '"metadata.namespace": not a valid field selector key',
         ),
         (
@@ -298,7 +301,9 @@ def test_selector_values_as_a_string_are_refused_not_matched_per_character() -> 
 def test_namespaces_as_a_string_are_refused() -> None:
     affinity = {"podAffinity": {REQ: [{"topologyKey": "zone", "namespaces": "default"}]}}
     [line] = problems(pod(affinity=affinity))
-    assert line.startswith(f'spec.affinity.podAffinity.{REQ}[0].namespaces: Invalid value: "string"')
+    assert line.startswith(
+        f'spec.affinity.podAffinity.{REQ}[0].namespaces: Invalid value: "string"'
+    )
 
 
 P = "spec.containers[0].ports[0]"
@@ -350,7 +355,10 @@ R = "spec.containers[0].resources"
         ),
         (
             {"requests": {"cpu": "2"}, "limits": {"cpu": "1"}},
-            [f'{R}.requests[cpu]: Invalid value: "2": must be less than or equal to cpu limit of 1'],
+            [
+                f'{R}.requests[cpu]: Invalid value: "2": must be less than or equal to cpu '
+                "limit of 1"
+            ],
         ),
         (
             {"requests": {"cpu": "1e999999999"}},
@@ -361,7 +369,10 @@ R = "spec.containers[0].resources"
         ),
         (
             {"requests": {"gpu": "1"}},
-            [f'{R}.requests[gpu]: Invalid value: "gpu": must be a standard resource type or fully qualified'],
+            [
+                f'{R}.requests[gpu]: Invalid value: "gpu": must be a standard resource type or '
+                "fully qualified"
+            ],
         ),
     ],
 )
@@ -380,7 +391,10 @@ def test_node_allocatable_quantities() -> None:
         "quantities must match the regular expression "
         "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
     )
-    assert found[1] == 'status.allocatable.cpu: Invalid value: "-1": must be greater than or equal to 0'
+    assert (
+        found[1]
+        == 'status.allocatable.cpu: Invalid value: "-1": must be greater than or equal to 0'
+    )
 
 
 @pytest.mark.parametrize(
@@ -465,11 +479,20 @@ def pdb(**spec: Any) -> dict[str, Any]:
                 "be both set"
             ],
         ),
-        (pdb(minAvailable="101%"), ['spec.minAvailable: Invalid value: "101%": must not be greater than 100%']),
-        (pdb(maxUnavailable=-1), ["spec.maxUnavailable: Invalid value: -1: must be greater than or equal to 0"]),
+        (
+            pdb(minAvailable="101%"),
+            ['spec.minAvailable: Invalid value: "101%": must not be greater than 100%'],
+        ),
+        (
+            pdb(maxUnavailable=-1),
+            ["spec.maxUnavailable: Invalid value: -1: must be greater than or equal to 0"],
+        ),
         (
             pdb(selector={"matchExpressions": [{"key": "a", "operator": "Foo"}]}),
-            ['spec.selector.matchExpressions[0].operator: Invalid value: "Foo": not a valid selector operator'],
+            [
+                'spec.selector.matchExpressions[0].operator: Invalid value: "Foo": not a valid '
+                "selector operator"
+            ],
         ),
         (pdb(minAvailable="50%"), []),
     ],
@@ -482,8 +505,14 @@ def test_pdb(obj: dict[str, Any], expected: list[str]) -> None:
     ("obj", "expected"),
     [
         ([1, 2], ["expected a Kubernetes object (a mapping), got a list"]),
-        ({"apiVersion": "v1", "metadata": {"name": "x"}}, ["kind: Required value: every object needs a kind"]),
-        ({"kind": "Pod", "metadata": {"name": "x"}}, ['apiVersion: Required value: Pod objects are "v1"']),
+        (
+            {"apiVersion": "v1", "metadata": {"name": "x"}},
+            ["kind: Required value: every object needs a kind"],
+        ),
+        (
+            {"kind": "Pod", "metadata": {"name": "x"}},
+            ['apiVersion: Required value: Pod objects are "v1"'],
+        ),
         (
             {"apiVersion": "v2", "kind": "Pod", "metadata": {"name": "x"}},
             ['apiVersion: Unsupported value: "v2": supported values: "v1"'],
@@ -509,4 +538,4 @@ def test_every_problem_is_listed() -> None:
     bad["spec"]["containers"][0]["ports"] = [{"containerPort": "80"}]
     found = problems(bad)
     assert len(found) == 4, found
-    assert found[0].startswith("spec.containers[0].ports[0].containerPort: Invalid value: \"string\"")
+    assert found[0].startswith('spec.containers[0].ports[0].containerPort: Invalid value: "string"')

@@ -397,4 +397,6 @@ def _crash_message(exc: BaseException) -> str:
     """One line for an exception a plugin raised, as the FailedScheduling message shows it."""
     text = str(exc).splitlines()[0] if str(exc) else ""
     name = type(exc).__name__
-    return f"running scheduling cycle: {name}: {text}" if text else f"running scheduling cycle: {name}"
+    return (
+        f"running scheduling cycle: {name}: {text}" if text else f"running scheduling cycle: {name}"
+    )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeGuard
 
 from .names import (
     duplicate,
@@ -66,7 +66,7 @@ def _str(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _int(value: Any) -> bool:
+def _int(value: Any) -> TypeGuard[int]:
     """Whether a field holds an int (the schema reports it otherwise; rules skip it)."""
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -169,7 +169,8 @@ def _node_selector_requirement(errs: Errors, req: Obj, path: str) -> None:
         if len(values) != 1:
             errs.append(
                 required(
-                    f"{path}.values", "must be specified single value when `operator` is 'Lt' or 'Gt'"
+                    f"{path}.values",
+                    "must be specified single value when `operator` is 'Lt' or 'Gt'",
                 )
             )
     else:
@@ -218,7 +219,7 @@ def validate_node_selector(errs: Errors, selector: Any, path: str) -> None:
 
 
 def quantity(errs: Errors, value: Any, path: str) -> Decimal | None:
-    """Parse (upstream grammar, bounded) and require non-negative (``ValidateNonnegativeQuantity``)."""
+    """Parse (upstream grammar, bounded), then ``ValidateNonnegativeQuantity``."""
     try:
         amount = parse_quantity(value)
     except QuantityError as exc:
@@ -286,7 +287,9 @@ def _ports(errs: Errors, ports: Any, path: str) -> None:
         elif _int(port["containerPort"]) and not 1 <= port["containerPort"] <= 65535:
             errs.append(
                 invalid(
-                    f"{p}.containerPort", port["containerPort"], "must be between 1 and 65535, inclusive"
+                    f"{p}.containerPort",
+                    port["containerPort"],
+                    "must be between 1 and 65535, inclusive",
                 )
             )
         host = port.get("hostPort")
@@ -357,7 +360,9 @@ def validate_tolerations(errs: Errors, tolerations: Any, path: str) -> None:
         if t.get("tolerationSeconds") is not None and effect != "NoExecute":
             errs.append(
                 invalid(
-                    f"{p}.effect", effect, "effect must be 'NoExecute' when `tolerationSeconds` is set"
+                    f"{p}.effect",
+                    effect,
+                    "effect must be 'NoExecute' when `tolerationSeconds` is set",
                 )
             )
         value = t.get("value") or ""
@@ -367,7 +372,9 @@ def validate_tolerations(errs: Errors, tolerations: Any, path: str) -> None:
         elif op == "Exists":
             if value:
                 errs.append(
-                    invalid(f"{p}.operator", value, "value must be empty when `operator` is 'Exists'")
+                    invalid(
+                        f"{p}.operator", value, "value must be empty when `operator` is 'Exists'"
+                    )
                 )
         else:
             errs.append(not_supported(f"{p}.operator", op, TOLERATION_OPERATORS))
@@ -447,8 +454,7 @@ def validate_topology_spread(errs: Errors, constraints: Any, path: str) -> None:
                     invalid(
                         f"{p}.minDomains",
                         min_domains,
-                        f"can only use minDomains if whenUnsatisfiable=DoNotSchedule, "
-                        f"not {action}",
+                        f"can only use minDomains if whenUnsatisfiable=DoNotSchedule, not {action}",
                     )
                 )
         if (key, action) in seen:

@@ -76,7 +76,9 @@ def read_documents(path: str | Path, shown: str | None = None) -> list[Document]
     except YAMLInputError as exc:
         raise InputErrors([f"{where}: {exc}"]) from None
     return [
-        Document(where, f"document {i}", json_like(d)) for i, d in enumerate(docs, 1) if d is not None
+        Document(where, f"document {i}", json_like(d))
+        for i, d in enumerate(docs, 1)
+        if d is not None
     ]
 
 
@@ -146,9 +148,7 @@ def object_problems(doc: Document) -> list[str]:
     if not isinstance(api_version, str):
         return [f"apiVersion: Invalid value: {_yaml_type(api_version)}: must be a string"]
     if not has_schema(kind, api_version) or (rules is not None and api_version not in rules[0]):
-        return [
-            f'apiVersion: Unsupported value: "{api_version}": supported values: "{expected}"'
-        ]
+        return [f'apiVersion: Unsupported value: "{api_version}": supported values: "{expected}"']
     structure = structure_errors(obj) or []
     if rules is None:
         return structure

@@ -59,7 +59,7 @@ _Validator = jsonschema.validators.extend(jsonschema.Draft202012Validator, type_
 @cache
 def _registry() -> Registry:
     defs = kv.schema_contents(f"{_SCHEMA_DIR}/_definitions.json", SCHEMA_VERSION)
-    return Resource.from_contents(defs) @ Registry()  # type: ignore[no-any-return]
+    return Resource.from_contents(defs) @ Registry()
 
 
 @cache
@@ -70,7 +70,7 @@ def _validator(kind: str, api_version: str) -> jsonschema.protocols.Validator | 
     except (FileNotFoundError, OSError):
         return None
     registry = Resource.from_contents(schema) @ _registry()
-    return _Validator(schema, registry=registry, format_checker=_FORMATS)  # type: ignore[no-any-return]
+    return _Validator(schema, registry=registry, format_checker=_FORMATS)
 
 
 def has_schema(kind: str, api_version: str) -> bool:

@@ -33,16 +33,16 @@ class _Loader(yaml.SafeLoader):
         self._depth = 0
         self._aliased = 0
 
-    def compose_node(self, parent: Node | None, index: object) -> Node | None:
+    def compose_node(self, parent: Node | None, index: int) -> Node | None:
         self._depth += 1
         try:
             if self._depth > MAX_DEPTH:
-                mark = self.peek_event().start_mark
+                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
                 raise YAMLInputError(
                     f"line {mark.line + 1}: nested more than {MAX_DEPTH} levels deep"
                 )
             is_alias = self.check_event(AliasEvent)
-            node = super().compose_node(parent, index)  # type: ignore[misc]
+            node = super().compose_node(parent, index)
         finally:
             self._depth -= 1
         if node is None:
@@ -85,7 +85,7 @@ _Loader.yaml_implicit_resolvers = {
 
 
 def decode(data: bytes) -> str:
-    """UTF-8 text (a BOM allowed); anything else is refused with the offset of the first bad byte."""
+    """UTF-8 text (a BOM allowed); anything else is refused, naming the first bad byte."""
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -100,7 +100,7 @@ def load_all(text: str) -> list[Any]:
     try:
         loader = _Loader(text)  # the reader refuses control characters here already
         docs = []
-        while loader.check_data():
+        while loader.check_data():  # type: ignore[no-untyped-call]
             docs.append(loader.get_data())
         return docs
     except yaml.YAMLError as exc:
