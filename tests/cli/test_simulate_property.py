@@ -27,7 +27,7 @@ from multisched.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples" / "cluster").glob("*.yaml"))
-MAX_EXAMPLES = int(os.environ.get("MULTISCHED_PROPERTY_EXAMPLES", "40"))
+MAX_EXAMPLES = int(os.environ.get("MULTISCHED_PROPERTY_EXAMPLES", "30"))
 #: Generous: a second per document, never less than five (this is a hang detector).
 SECONDS_PER_DOCUMENT = 1.0
 MIN_SECONDS = 5.0

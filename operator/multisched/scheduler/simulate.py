@@ -106,11 +106,15 @@ class ClusterInput:
         self._default_class = ""
 
     @classmethod
-    def from_documents(cls, docs: Iterable[Document]) -> ClusterInput:
-        """Every problem of every document is collected before InputError is raised."""
+    def from_documents(cls, docs: Iterable[Document | tuple[str, Any]]) -> ClusterInput:
+        """Every problem of every document is collected before InputError is raised.
+
+        ``docs`` are read Documents, or (where, object) pairs naming objects from elsewhere.
+        """
         out = cls()
         problems: list[str] = []
-        for doc in expand_lists(docs):
+        named = (d if isinstance(d, Document) else Document(d[0], "", d[1]) for d in docs)
+        for doc in expand_lists(named):
             found = [doc.problem(p) for p in object_problems(doc)] + out._claim(doc)
             problems += found or out._add(doc)
         for label, raw in out.pods:

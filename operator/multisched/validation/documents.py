@@ -47,7 +47,7 @@ class Document:
     @property
     def label(self) -> str:
         """``FILE: document N (Kind ns/name)``, as far as the object tells."""
-        base = f"{self.where}: {self.index}"
+        base = f"{self.where}: {self.index}" if self.index else self.where
         if not isinstance(self.obj, Mapping) or not self.kind:
             return base
         meta = self.obj.get("metadata")
