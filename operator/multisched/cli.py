@@ -62,14 +62,13 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
     registry = default_registry()
     try:
-        docs = read_documents(args.cluster)
+        cluster = ClusterInput.from_documents(read_documents(args.cluster))
+        configs, source = cluster.configs, Path(args.cluster).name
         if args.profile:
-            docs += read_documents(args.profile)
-        cluster = ClusterInput.from_documents(docs)
-        source = Path(args.cluster).name
-        if args.profile:
-            source += f", {Path(args.profile).name}"
-        config = _load_config(cluster.configs, registry, source)
+            # The profile file may be a whole manifest (Deployment, RBAC, ConfigMap): only its
+            # scheduler configuration is read, and it takes the place of an inline one.
+            configs, source = _config_documents(args.profile), Path(args.profile).name
+        config = _load_config(configs, registry, source)
         result = asyncio.run(
             simulate(cluster, config, registry, seed=args.seed, explain=args.explain)
         )
@@ -132,7 +131,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     sim = sub.add_parser("simulate", help="schedule the pending pods of a YAML cluster in memory")
     sim.add_argument("cluster", help="multi-document YAML: Nodes, Pods, PriorityClasses, ...")
-    sim.add_argument("--profile", help="a SchedulerProfile or KubeSchedulerConfiguration file")
+    sim.add_argument(
+        "--profile",
+        help="a SchedulerProfile or KubeSchedulerConfiguration file (or a manifest with a "
+        "ConfigMap holding one); used instead of one in the cluster file",
+    )
     sim.add_argument("--explain", action="store_true", help="per-node verdicts and scores")
     sim.add_argument("-o", "--output", choices=("table", "yaml", "json"), default="table")
     sim.add_argument("--seed", type=int, default=None, help="fix tie-breaking between nodes")

@@ -258,3 +258,44 @@ def test_hostile_input_through_the_real_command(tmp_path: Path, data: bytes, exp
     assert proc.stderr.startswith("error: cluster.yaml: ")
     assert expected in proc.stderr
     assert proc.stderr.count("\n") == 1
+
+
+def test_list_items_are_named_by_index(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    listing = """apiVersion: v1
+kind: List
+items:
+  - {apiVersion: v1, kind: Node, metadata: {name: n1}, status: {allocatable: {cpu: "1"}}}
+  - {apiVersion: v1, kind: Node, metadata: {name: n2}, spec: {taints: [{key: k, effect: Bogus}]}}
+"""
+    code, _, err = run(capsys, "simulate", str(write(tmp_path, PROFILE, listing)))
+    assert code == 2
+    assert err == (
+        "error: cluster.yaml: document 2 items[1] (Node n2): spec.taints[0].effect: Unsupported "
+        'value: "Bogus": supported values: "NoSchedule", "PreferNoSchedule", "NoExecute"\n'
+    )
+
+
+def test_profile_flag_reads_a_manifest_and_wins_over_an_inline_profile(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    manifest = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: my-scheduler, namespace: kube-system}
+spec: {}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: my-scheduler-config, namespace: kube-system}
+data:
+  config.yaml: |
+    apiVersion: kubescheduler.config.k8s.io/v1
+    kind: KubeSchedulerConfiguration
+    profiles: [{schedulerName: my-scheduler}]
+"""
+    pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p1}\n"
+    pod += "spec: {schedulerName: my-scheduler, containers: [{name: c}]}\n"
+    cluster = write(tmp_path, PROFILE, NODE, pod)
+    profile = write(tmp_path, manifest, name="manifest.yaml")
+    code, out, err = run(capsys, "simulate", str(cluster), "--profile", str(profile), "-o", "json")
+    assert (code, err) == (0, "")
+    assert json.loads(out)["pods"][0]["node"] == "n1"

@@ -85,16 +85,13 @@ def read_documents(path: str | Path, shown: str | None = None) -> list[Document]
 def expand_lists(docs: Iterable[Document]) -> Iterator[Document]:
     """``kind: List`` documents as their items (``document 2 items[0]``)."""
     for doc in docs:
-        if doc.kind.endswith("List") and isinstance(doc.obj, Mapping) and doc.kind == "List":
-            items = doc.obj.get("items")
-            if not isinstance(items, list):
-                yield Document(doc.where, doc.index, {**doc.obj, "kind": "List"})
-                continue
-            for i, item in enumerate(items):
-                if item is not None:
-                    yield Document(doc.where, f"{doc.index} items[{i}]", item)
-        else:
-            yield doc
+        items = doc.obj.get("items") if doc.kind == "List" else None
+        if not isinstance(items, list):
+            yield doc  # not a List, or one whose items ``object_problems`` refuses
+            continue
+        for i, item in enumerate(items):
+            if item is not None:
+                yield Document(doc.where, f"{doc.index} items[{i}]", item)
 
 
 def json_like(obj: Any) -> Any:
@@ -135,6 +132,9 @@ def object_problems(doc: Document) -> list[str]:
         return [f"kind: Invalid value: {_yaml_type(kind)}: must be a string"]
     if kind in CONFIG_KINDS:
         return []  # the config room checks these, with their own field paths
+    if kind == "List":
+        got = _yaml_type(obj.get("items"))
+        return [f'items: Invalid value: "{got}": items in body must be of type array: "{got}"']
     rules = RULES.get(kind)
     if kind != "ConfigMap" and rules is None:
         return [
