@@ -64,6 +64,10 @@ _scalars = st.one_of(
         ]
     ),
 )
+#: Values the API server accepts in many places: the run should mostly still succeed.
+_odd_but_valid = st.sampled_from(
+    ["0", "1", "1e18", "1E", "7Ei", "0.001", "1m", "1n", "", "a", "zone-c", "Exists", "NoExecute"]
+)
 _values = st.recursive(
     _scalars,
     lambda inner: st.one_of(
@@ -102,7 +106,9 @@ def mutated_file(draw: st.DrawFn) -> tuple[str, bytes, int]:
     source = draw(st.sampled_from(EXAMPLES))
     text = source.read_text()
     docs = list(yaml.safe_load_all(text))
-    how = draw(st.sampled_from(["value", "value", "value", "delete", "add", "bytes", "truncate"]))
+    how = draw(
+        st.sampled_from(["value", "value", "odd", "odd", "delete", "add", "bytes", "truncate"])
+    )
     if how in ("bytes", "truncate"):
         raw = text.encode()
         at = draw(st.integers(min_value=0, max_value=len(raw)))
@@ -115,6 +121,10 @@ def mutated_file(draw: st.DrawFn) -> tuple[str, bytes, int]:
     path = draw(st.sampled_from(paths))
     if how == "delete" and path:
         docs[i] = _set(docs[i], path, None, delete=True)
+    elif how == "odd":
+        leaves = [p for p in paths if p and isinstance(_get(docs[i], p), str | int)]
+        if leaves:
+            docs[i] = _set(docs[i], draw(st.sampled_from(leaves)), draw(_odd_but_valid), False)
     elif how == "add" and path and isinstance(_get(docs[i], path), dict):
         key = draw(st.text(min_size=1, max_size=8))
         docs[i] = _set(docs[i], (*path, key), draw(_values), delete=False)
