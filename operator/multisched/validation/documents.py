@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .core import RULES
-from .schema import has_schema, structure_errors
+from .schema import has_schema, structure_errors, type_error
 from .yamlsafe import YAMLInputError, decode, load_all
 
 #: Kinds read for their scheduler configuration, checked by the config room.
@@ -129,12 +129,11 @@ def object_problems(doc: Document) -> list[str]:
     if not kind:
         return ["kind: Required value: every object needs a kind"]
     if not isinstance(kind, str):
-        return [f"kind: Invalid value: {_yaml_type(kind)}: must be a string"]
+        return [type_error("kind", kind, "string")]
     if kind in CONFIG_KINDS:
         return []  # the config room checks these, with their own field paths
     if kind == "List":
-        got = _yaml_type(obj.get("items"))
-        return [f'items: Invalid value: "{got}": items in body must be of type array: "{got}"']
+        return [type_error("items", obj.get("items"), "array")]
     rules = RULES.get(kind)
     if kind != "ConfigMap" and rules is None:
         return [
@@ -146,7 +145,7 @@ def object_problems(doc: Document) -> list[str]:
     if not api_version:
         return [f'apiVersion: Required value: {kind} objects are "{expected}"']
     if not isinstance(api_version, str):
-        return [f"apiVersion: Invalid value: {_yaml_type(api_version)}: must be a string"]
+        return [type_error("apiVersion", api_version, "string")]
     if not has_schema(kind, api_version) or (rules is not None and api_version not in rules[0]):
         return [f'apiVersion: Unsupported value: "{api_version}": supported values: "{expected}"']
     structure = structure_errors(obj) or []
@@ -155,14 +154,14 @@ def object_problems(doc: Document) -> list[str]:
     try:
         semantic = rules[1](obj)
     except (TypeError, ValueError, AttributeError, KeyError):
+        if not structure:
+            raise  # the rules must read any well-typed object: a bug to see, not to hide
         semantic = []  # a field of the wrong type, which the structure errors already name
     if not structure:
         return semantic
     # A field whose structure is wrong is reported once, by the schema.
-    bad = tuple(_plain_path(line.split(": ", 1)[0]) for line in structure)
-    return structure + [
-        line for line in semantic if not _plain_path(line.split(": ", 1)[0]).startswith(bad)
-    ]
+    bad = [_plain_path(line.split(": ", 1)[0]) for line in structure]
+    return structure + [line for line in semantic if not _under(line, bad)]
 
 
 _MAP_KEY = re.compile(r"\[([^\]0-9][^\]]*)\]")
@@ -171,6 +170,11 @@ _MAP_KEY = re.compile(r"\[([^\]0-9][^\]]*)\]")
 def _plain_path(path: str) -> str:
     """``requests[cpu]`` and ``requests.cpu`` compare equal."""
     return _MAP_KEY.sub(r".\1", path)
+
+
+def _under(line: str, paths: list[str]) -> bool:
+    path = _plain_path(line.split(": ", 1)[0])
+    return any(path == p or path.startswith((f"{p}.", f"{p}[")) for p in paths)
 
 
 def _yaml_type(value: object) -> str:

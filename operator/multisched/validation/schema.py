@@ -109,11 +109,7 @@ def _message(err: jsonschema.ValidationError) -> Iterator[str]:
             yield f'{_path([*err.absolute_path, str(name)])}: unknown field "{name}"'
         return
     if kind == "type":
-        got = _json_type(err.instance)
-        yield (
-            f'{where}: Invalid value: "{got}": {where} in body must be of type '
-            f'{_expected(err.schema)}: "{got}"'
-        )
+        yield type_error(where, err.instance, _expected(err.schema))
         return
     if kind == "oneOf" and path and _is_quantity(err.schema):
         yield f"{where}: Invalid value: {go_value(_shown(err.instance))}: must be a quantity"
@@ -131,6 +127,12 @@ def _message(err: jsonschema.ValidationError) -> Iterator[str]:
         yield f"{where}: Invalid value: {err.instance}: must fit in {err.validator_value}"
         return
     yield f"{where}: Invalid value: {go_value(_shown(err.instance))}: {err.message}"
+
+
+def type_error(path: str, value: object, expected: str) -> str:
+    """The API server's schema wording for a value of the wrong type."""
+    got = _json_type(value)
+    return f'{path}: Invalid value: "{got}": {path} in body must be of type {expected}: "{got}"'
 
 
 def _is_quantity(schema: Mapping[str, Any]) -> bool:
