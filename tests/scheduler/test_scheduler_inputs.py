@@ -1,6 +1,7 @@
 """Anything the API server accepts, the schedule-one loop handles: a FailedScheduling event
 and PodScheduled=False for pods that fit nowhere, and no crashed cycle for odd nodes."""
 
+import asyncio
 from typing import Any
 
 from builders import make_pod, node_dict
@@ -38,13 +39,20 @@ class Client:
         pass
 
 
-def _default_scheduler(registry: Registry | None = None, **plugins: Any) -> Any:
+def _default_scheduler(
+    registry: Registry | None = None, max_concurrent_binds: int = 16, **plugins: Any
+) -> Any:
     registry = registry or default_registry()
     spec = {"profiles": [{"schedulerName": "default-scheduler", **plugins}]}
     obj = {"apiVersion": "multisched.dev/v1alpha1", "kind": "SchedulerProfile", "spec": spec}
     events, client = Events(), Client()
     sched = Scheduler(
-        resolve(parse_config_object(obj), registry), registry, Cache(), client, events
+        resolve(parse_config_object(obj), registry),
+        registry,
+        Cache(),
+        client,
+        events,
+        max_concurrent_binds=max_concurrent_binds,
     )
     return sched, events, client
 
@@ -125,6 +133,51 @@ async def test_plugin_exception_is_a_scheduler_error_event_and_the_loop_goes_on(
     sched.on_pod(make_pod("next"))
     await _drain(sched)
     assert ("default/next", "odd-1") in client.bound
+
+
+class ReserveOnce:
+    """Raises at Reserve for the first pod only."""
+
+    name = "ReserveOnce"
+    raised = False
+
+    def __init__(self, args: Any, handle: Any) -> None:
+        pass
+
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        if not ReserveOnce.raised:
+            ReserveOnce.raised = True
+            raise KeyError("boom")
+        return None
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        pass
+
+
+async def test_reserve_exception_frees_the_binding_slot_and_the_assumed_pod() -> None:
+    registry = default_registry()
+    registry.register(ReserveOnce)
+    ReserveOnce.raised = False
+    # One binding slot: a leaked one would stall the next pod.
+    sched, events, client = _default_scheduler(
+        registry, 1, plugins={"reserve": {"enabled": [{"name": "ReserveOnce"}]}}
+    )
+    sched.on_node(node_dict("n1", cpu="1"))
+    first = make_pod("first", requests={"cpu": "600m"})
+    sched.on_pod(first)
+    await _drain(sched)
+    assert events.log == [
+        (
+            "FailedScheduling",
+            "default/first",
+            REASON_SCHEDULER_ERROR,
+            "running scheduling cycle: KeyError: 'boom'",
+        )
+    ]
+    assert not sched.cache.is_assumed(first.uid)
+    sched.on_pod(make_pod("second", requests={"cpu": "600m"}))
+    await asyncio.wait_for(_drain(sched), timeout=30)
+    assert ("default/second", "n1") in client.bound
 
 
 async def test_odd_but_valid_allocatable_is_scheduled_on_or_skipped() -> None:
