@@ -146,7 +146,9 @@ def object_problems(doc: Document) -> list[str]:
         return [f'apiVersion: Required value: {kind} objects are "{expected}"']
     if not isinstance(api_version, str):
         return [type_error("apiVersion", api_version, "string")]
-    if not has_schema(kind, api_version) or (rules is not None and api_version not in rules[0]):
+    # Checked against the known versions first: the version names a schema file.
+    versions = rules[0] if rules is not None else ("v1",)
+    if api_version not in versions or not has_schema(kind, api_version):
         return [f'apiVersion: Unsupported value: "{api_version}": supported values: "{expected}"']
     structure = structure_errors(obj) or []
     if rules is None:
