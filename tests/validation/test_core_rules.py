@@ -518,6 +518,10 @@ def test_pdb(obj: dict[str, Any], expected: list[str]) -> None:
             ['apiVersion: Unsupported value: "v2": supported values: "v1"'],
         ),
         (
+            {"apiVersion": "../../_definitions\0", "kind": "ConfigMap", "metadata": {"name": "x"}},
+            ['apiVersion: Unsupported value: "../../_definitions\x00": supported values: "v1"'],
+        ),
+        (
             {**pod(), "spec": {"containers": [{"name": "c"}], "bogus": 1}},
             ['spec.bogus: unknown field "bogus"'],
         ),
