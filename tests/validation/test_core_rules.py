@@ -355,10 +355,7 @@ R = "spec.containers[0].resources"
         ),
         (
             {"requests": {"cpu": "2"}, "limits": {"cpu": "1"}},
-            [
-                f'{R}.requests[cpu]: Invalid value: "2": must be less than or equal to cpu '
-                "limit of 1"
-            ],
+            [f'{R}.requests: Invalid value: "2": must be less than or equal to cpu limit of 1'],
         ),
         (
             {"requests": {"cpu": "1e999999999"}},
@@ -370,10 +367,24 @@ R = "spec.containers[0].resources"
         (
             {"requests": {"gpu": "1"}},
             [
-                f'{R}.requests[gpu]: Invalid value: "gpu": must be a standard resource type or '
-                "fully qualified"
+                f'{R}.requests[gpu]: Invalid value: "gpu": must be a standard resource for '
+                "containers"
             ],
         ),
+        (
+            {"limits": {"example.com/gpu": "1.5"}},
+            [f'{R}.limits[example.com/gpu]: Invalid value: "1.5": must be an integer'],
+        ),
+        (
+            {"requests": {"example.com/gpu": "1"}},
+            [f"{R}.limits: Required value: Limit must be set for non overcommitable resources"],
+        ),
+        (
+            {"requests": {"example.com/gpu": "1"}, "limits": {"example.com/gpu": "2"}},
+            [f'{R}.requests: Invalid value: "1": must be equal to example.com/gpu limit of 2'],
+        ),
+        ({"requests": {"hugepages-2Mi": "2Mi"}, "limits": {"hugepages-2Mi": "2Mi"}}, []),
+        ({"requests": {"cpu": "500m"}, "limits": {"cpu": "1"}}, []),
     ],
 )
 def test_resources(resources: dict[str, Any], expected: list[str]) -> None:

@@ -40,8 +40,9 @@ PREEMPTION_POLICIES = ("Never", "PreemptLowerPriority")
 HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
 SYSTEM_PRIORITY_CLASS_PREFIX = "system-"
 IS_NEGATIVE = "must be greater than or equal to 0"
-_INTEGER_RESOURCE_PREFIXES = ("hugepages-",)
-_STANDARD_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage", "pods", "storage"})
+_CONTAINER_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage"})
+#: ``integerResources`` (the ones a pod or a node can carry).
+_INTEGER_RESOURCES = frozenset({"pods"})
 _PERCENT = re.compile(r"^[0-9]+%$")
 _PERCENT_MSG = (
     "a valid percent string must be a numeric string followed by an ending '%' "
@@ -231,48 +232,82 @@ def quantity(errs: Errors, value: Any, path: str) -> Decimal | None:
     return amount
 
 
-def _resource_name(errs: Errors, name: str, path: str) -> None:
-    """``validateResourceName`` / ``validateContainerResourceName``: standard or qualified."""
+def _container_resource_name(errs: Errors, name: str, path: str) -> bool:
+    """``validateResourceName`` then ``validateContainerResourceName``; False when refused."""
+    before = len(errs)
     for msg in is_qualified_name(name):
         errs.append(invalid(path, name, msg))
-    if name and "/" not in name and name not in _STANDARD_RESOURCES and not _is_native(name):
-        errs.append(invalid(path, name, "must be a standard resource type or fully qualified"))
+    if len(errs) > before:
+        return False
+    if "/" not in name:
+        if name not in _CONTAINER_RESOURCES and not name.startswith("hugepages-"):
+            errs.append(invalid(path, name, "must be a standard resource for containers"))
+    elif not _is_native(name) and not is_extended_resource(name):
+        errs.append(invalid(path, name, "doesn't follow extended resource name standard"))
+    return len(errs) == before
 
 
 def _is_native(name: str) -> bool:
-    return name.startswith(_INTEGER_RESOURCE_PREFIXES) or name.startswith("requests.")
+    """``IsNativeResource``: unprefixed or in the kubernetes.io namespace."""
+    return "/" not in name or "kubernetes.io/" in name
+
+
+def is_extended_resource(name: str) -> bool:
+    """``IsExtendedResourceName``: domain-prefixed, not native, usable in a quota name."""
+    if _is_native(name) or name.startswith("requests."):
+        return False
+    return not is_qualified_name("requests." + name)
+
+
+def _overcommit_allowed(name: str) -> bool:
+    """``IsOvercommitAllowed``: requests may be below limits for native, non-hugepage ones."""
+    return _is_native(name) and not name.startswith("hugepages-")
+
+
+def _is_integer_resource(name: str) -> bool:
+    return name in _INTEGER_RESOURCES or is_extended_resource(name)
+
+
+def resource_value(errs: Errors, name: str, value: Any, path: str) -> Decimal | None:
+    """``ValidateResourceQuantityValue``: a non-negative quantity, whole for integer resources."""
+    amount = quantity(errs, value, path)
+    if amount is not None and _is_integer_resource(name) and amount != amount.to_integral_value():
+        errs.append(invalid(path, str(value), "must be an integer"))
+    return amount
 
 
 def resource_list(errs: Errors, resources: Any, path: str) -> dict[str, Decimal]:
-    """A ``ResourceList``: names and non-negative quantities; integer resources whole."""
+    """A container's (or the pod overhead's) ``ResourceList``."""
     out: dict[str, Decimal] = {}
     for name, value in _map(resources).items():
         key = f"{path}[{name}]"
-        _resource_name(errs, str(name), key)
-        amount = quantity(errs, value, key)
-        if amount is None:
+        if not _container_resource_name(errs, str(name), key):
             continue
-        if str(name).startswith("hugepages-") and amount != amount.to_integral_value():
-            errs.append(invalid(key, str(value), "must be an integer"))
-        out[str(name)] = amount
+        amount = resource_value(errs, str(name), value, key)
+        if amount is not None:
+            out[str(name)] = amount
     return out
 
 
 def _container_resources(errs: Errors, resources: Obj, path: str) -> None:
-    limits = resource_list(errs, resources.get("limits"), f"{path}.limits")
-    requests = resource_list(errs, resources.get("requests"), f"{path}.requests")
+    """``ValidateResourceRequirements``."""
+    raw_limits, raw_requests = _map(resources.get("limits")), _map(resources.get("requests"))
+    limits = resource_list(errs, raw_limits, f"{path}.limits")
+    requests = resource_list(errs, raw_requests, f"{path}.requests")
     for name, amount in requests.items():
         limit = limits.get(name)
-        if limit is not None and amount > limit:
-            raw = _map(resources.get("requests")).get(name)
-            errs.append(
-                invalid(
-                    f"{path}.requests[{name}]",
-                    str(raw),
-                    f"must be less than or equal to {name} limit of "
-                    f"{_map(resources.get('limits')).get(name)}",
+        if limit is None:
+            if not _overcommit_allowed(name) and name not in raw_limits:
+                errs.append(
+                    required(f"{path}.limits", "Limit must be set for non overcommitable resources")
                 )
-            )
+            continue
+        if amount != limit and not _overcommit_allowed(name):
+            detail = f"must be equal to {name} limit of {raw_limits[name]}"
+            errs.append(invalid(f"{path}.requests", str(raw_requests[name]), detail))
+        elif amount > limit:
+            detail = f"must be less than or equal to {name} limit of {raw_limits[name]}"
+            errs.append(invalid(f"{path}.requests", str(raw_requests[name]), detail))
 
 
 # -- pods --------------------------------------------------------------------------------
@@ -528,8 +563,7 @@ def validate_node(obj: Obj) -> list[str]:
     for field in ("capacity", "allocatable"):
         for name, value in _map(status.get(field)).items():
             key = f"status.{field}.{name}"
-            _resource_name(errs, str(name), key)
-            quantity(errs, value, key)
+            resource_value(errs, str(name), value, key)
     return errs
 
 
