@@ -30,7 +30,7 @@ def _printable(line: str) -> str:
 def _load_config(configs: Sequence[tuple[str, dict[str, Any]]], registry: Any, source: str) -> Any:
     """The one scheduler configuration among ``configs`` ((label, object) pairs), resolved;
     ``source`` names the file(s) searched."""
-    from multisched.config import ConfigError, parse_config_object, resolve
+    from multisched.config import ConfigError, config_notes, parse_config_object, resolve
     from multisched.validation import InputErrors
 
     if not configs:
@@ -48,6 +48,8 @@ def _load_config(configs: Sequence[tuple[str, dict[str, Any]]], registry: Any, s
             ]
         )
     where, obj = configs[0]
+    for note in config_notes(obj):
+        print(f"note: {where}: {note}", file=sys.stderr)
     try:
         return resolve(parse_config_object(obj), registry)
     except ConfigError as exc:

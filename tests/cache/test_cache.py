@@ -86,3 +86,30 @@ def test_affinity_lists_follow_pods() -> None:
     assert [n.name for n in snap.have_pods_with_required_anti_affinity_list()] == ["n2"]
     cache.remove_pod(pod.uid)
     assert snap.have_pods_with_required_anti_affinity_list() == []
+
+
+def test_assumed_pods_expire_only_after_their_binding_finished_and_the_deadline_passed() -> None:
+    cache = Cache()
+    cache.add_node(node_dict("n1", cpu="4"))
+    pending = cache.assume_pod(make_pod("binding", requests={"cpu": "1"}), "n1")
+    sent = cache.assume_pod(make_pod("sent", requests={"cpu": "2"}), "n1")
+    cache.finish_binding(sent.uid, deadline=100.0)
+    assert cache.cleanup_assumed_pods(now=99.0) == []
+    assert [p.uid for p in cache.cleanup_assumed_pods(now=100.0)] == [sent.uid]
+    # A binding still under way has no deadline yet.
+    assert cache.cleanup_assumed_pods(now=1e12) == []
+    assert cache.is_assumed(pending.uid)
+    assert cache.snapshot.node_info_map["n1"].requested.milli_cpu == 1000
+
+
+def test_a_confirmed_pod_never_expires() -> None:
+    cache = Cache()
+    cache.add_node(node_dict("n1", cpu="4"))
+    pod = make_pod("web", requests={"cpu": "1"})
+    cache.assume_pod(pod, "n1")
+    cache.finish_binding(pod.uid, deadline=10.0)
+    bound = make_pod("web", requests={"cpu": "1"}, node_name="n1")
+    bound.uid = pod.uid
+    cache.add_pod(bound)
+    assert cache.cleanup_assumed_pods(now=20.0) == []
+    assert cache.snapshot.node_info_map["n1"].requested.milli_cpu == 1000

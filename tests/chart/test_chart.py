@@ -12,6 +12,8 @@ import yaml
 from kubernetes_validate.utils import latest_version
 
 from chart_support import CHART, NAMESPACE, HelmError, Manifest, by_kind
+from multisched.operator.main import build_parser, options_from_args
+from multisched.operator.options import Options
 
 Render = Callable[..., list[Manifest]]
 VALUE_SETS = {
@@ -174,11 +176,22 @@ def test_leases_are_granted_only_in_the_release_namespace(render: Render) -> Non
 
 def test_single_replica_has_no_leader_election_or_pdb(render: Render) -> None:
     docs = render()
-    assert _only(docs, "Deployment")["spec"]["replicas"] == 1
+    deployment = _only(docs, "Deployment")
+    assert deployment["spec"]["replicas"] == 1
+    # No Lease: a rolling update must not run a second scheduler beside the first.
+    assert deployment["spec"]["strategy"] == {"type": "Recreate"}
+    assert "topologySpreadConstraints" not in deployment["spec"]["template"]["spec"]
     assert by_kind(docs, "PodDisruptionBudget") == []
     assert by_kind(docs, "Role") == [] and by_kind(docs, "RoleBinding") == []
     assert not any(a.startswith("--leader-elect") for a in _container(docs)["args"])
     assert by_kind(docs, "ServiceMonitor") == []
+
+
+def test_a_scheduler_is_system_cluster_critical_by_default(render: Render) -> None:
+    pod = _only(render(), "Deployment")["spec"]["template"]["spec"]
+    assert pod["priorityClassName"] == "system-cluster-critical"
+    pod = _only(render("priorityClassName="), "Deployment")["spec"]["template"]["spec"]
+    assert "priorityClassName" not in pod
 
 
 def test_several_replicas_elect_a_leader_and_keep_one_up(render: Render) -> None:
@@ -192,9 +205,107 @@ def test_several_replicas_elect_a_leader_and_keep_one_up(render: Render) -> None
         NAMESPACE,
         "--lease-name",
         FULLNAME,
+        "--leader-elect-lease-duration=15s",
+        "--leader-elect-renew-deadline=10s",
+        "--leader-elect-retry-period=2s",
     ]
+    assert "strategy" not in _only(docs, "Deployment")["spec"]  # rolling: the Lease guards
     pdb = _only(docs, "PodDisruptionBudget")
     assert pdb["spec"] == {"minAvailable": 1, "selector": {"matchLabels": _selector(docs)}}
+
+
+def test_replicas_are_spread_over_nodes_and_zones(render: Render) -> None:
+    docs = render("replicas=3")
+    spread = _only(docs, "Deployment")["spec"]["template"]["spec"]["topologySpreadConstraints"]
+    assert [(c["topologyKey"], c["whenUnsatisfiable"], c["maxSkew"]) for c in spread] == [
+        ("kubernetes.io/hostname", "ScheduleAnyway", 1),
+        ("topology.kubernetes.io/zone", "ScheduleAnyway", 1),
+    ]
+    for constraint in spread:
+        assert constraint["labelSelector"] == {"matchLabels": _selector(docs)}
+        assert constraint["matchLabelKeys"] == ["pod-template-hash"]
+    own = render(
+        "replicas=3",
+        "topologySpreadConstraints[0].maxSkew=1",
+        "topologySpreadConstraints[0].topologyKey=rack",
+        "topologySpreadConstraints[0].whenUnsatisfiable=DoNotSchedule",
+    )
+    (constraint,) = _only(own, "Deployment")["spec"]["template"]["spec"][
+        "topologySpreadConstraints"
+    ]
+    assert constraint["topologyKey"] == "rack"
+
+
+def test_leader_election_values(render: Render) -> None:
+    docs = render(
+        "leaderElection.enabled=true",
+        "leaderElection.leaseName=sched-lock",
+        "leaderElection.leaseDuration=30s",
+        "leaderElection.renewDeadline=20s",
+        "leaderElection.retryPeriod=4s",
+    )
+    args = _container(docs)["args"]
+    assert args[4:] == [
+        "--leader-elect=true",
+        "--lease-namespace",
+        NAMESPACE,
+        "--lease-name",
+        "sched-lock",
+        "--leader-elect-lease-duration=30s",
+        "--leader-elect-renew-deadline=20s",
+        "--leader-elect-retry-period=4s",
+    ]
+    # One replica with a Lease: rolling updates are safe, no PDB (it would block drains).
+    assert "strategy" not in _only(docs, "Deployment")["spec"]
+    assert by_kind(docs, "PodDisruptionBudget") == []
+    assert _grants(_only(docs, "Role")) == LEASE_RULES
+    # The binary takes the chart's command line as it is.
+    options = options_from_args(build_parser().parse_args(args[1:]), Options())
+    options.check()
+    assert (options.leader_elect, options.lease_name, options.lease_duration) == (
+        True,
+        "sched-lock",
+        30,
+    )
+
+
+def test_leader_election_off_with_several_replicas_is_refused(render: Render) -> None:
+    with pytest.raises(HelmError, match=r"leaderElection\.enabled=false with replicas > 1"):
+        render("replicas=2", "leaderElection.enabled=false")
+    assert not any(
+        a.startswith("--leader-elect")
+        for a in _container(render("leaderElection.enabled=false"))["args"]
+    )
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        "leaderElection.leaseName=Bad Name!",
+        "leaderElection.leaseDuration=15",
+        "leaderElection.renewDeadline=ten seconds",
+        "leaderElection.leaseNamespace=x",
+    ],
+)
+def test_values_schema_refuses_bad_leader_election_values(render: Render, item: str) -> None:
+    with pytest.raises(HelmError):
+        render("replicas=2", item)
+
+
+def _notes(helm: str, *sets: str) -> str:
+    cmd = [helm, "install", "multisched", str(CHART), "-n", NAMESPACE, "--dry-run"]
+    for item in sets:
+        cmd += ["--set", item]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    return out.stdout.split("NOTES:", 1)[1]
+
+
+def test_notes_warn_about_one_replica_without_leader_election(helm: str) -> None:
+    assert "WARNING: one replica without leader election" in _notes(helm)
+    ha = _notes(helm, "replicas=2")
+    assert "WARNING" not in ha
+    assert f"with leader election (2 replicas, Lease {NAMESPACE}/{FULLNAME})" in ha
+    assert "WARNING" not in _notes(helm, "leaderElection.enabled=true")
 
 
 def test_container_command_ports_and_probes(render: Render) -> None:
@@ -244,7 +355,7 @@ def test_release_name_and_namespace_flow_into_the_objects(helm: str) -> None:
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     docs = [d for d in yaml.safe_load_all(out.stdout) if d]
-    assert _container(docs)["args"][-4:] == [
+    assert _container(docs)["args"][5:9] == [
         "--lease-namespace", "sched", "--lease-name", "other-multisched",
     ]  # fmt: skip
     for doc in docs:

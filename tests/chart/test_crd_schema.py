@@ -57,6 +57,8 @@ def _walk(node: dict[str, Any], path: str = "") -> Iterator[tuple[str, dict[str,
         yield from _walk(child, f"{path}.{name}")
     if "items" in node:
         yield from _walk(node["items"], f"{path}[]")
+    if isinstance(node.get("additionalProperties"), dict):
+        yield from _walk(node["additionalProperties"], f"{path}{{}}")
 
 
 def _root_schema(crd: Manifest) -> dict[str, Any]:
@@ -75,18 +77,109 @@ def test_schema_is_structural_and_bounded_for_cel_cost(crd: Manifest) -> None:
             assert "maxItems" in node, f"{path}: unbounded array"
         if node["type"] == "string" and "enum" not in node and "format" not in node:
             assert "maxLength" in node, f"{path}: unbounded string"
+        if node["type"] == "object" and (
+            node.get("x-kubernetes-preserve-unknown-fields") or "additionalProperties" in node
+        ):
+            assert "maxProperties" in node or path.startswith(".status"), f"{path}: unbounded map"
 
 
-def test_weight_is_only_accepted_where_upstream_scores(crd: Manifest) -> None:
-    plugins = _root_schema(crd)["properties"]["spec"]["properties"]["profiles"]["items"][
-        "properties"
-    ]["plugins"]
-    assert tuple(plugins["properties"]) == EXTENSION_POINTS
-    for point, plugin_set in plugins["properties"].items():
-        enabled = plugin_set["properties"]["enabled"]["items"]["properties"]
-        disabled = plugin_set["properties"]["disabled"]["items"]["properties"]
-        assert ("weight" in enabled) == (point in ("multiPoint", "score")), point
-        assert "weight" not in disabled
+def test_free_form_fields_are_only_where_needed(crd: Manifest) -> None:
+    """Unknown fields are kept only for other plugins' args (and kopf's status stanza), plus
+    the two fields declared only so that CEL can refuse them for every client."""
+    free = {
+        path
+        for path, node in _walk(_root_schema(crd))
+        if node.get("x-kubernetes-preserve-unknown-fields")
+    }
+    assert free == {
+        ".spec.leaderElection",
+        ".spec.profiles[].pluginConfig[].args",
+        ".spec.profiles[].pluginConfig[].args.defaultConstraints[].labelSelector",
+        ".status.profiles[].plugins",
+        ".status.kopf",
+    }
+
+
+def _profile_schema(crd: Manifest) -> dict[str, Any]:
+    schema: dict[str, Any] = _root_schema(crd)["properties"]["spec"]["properties"]["profiles"][
+        "items"
+    ]
+    return schema
+
+
+def _rules(node: dict[str, Any]) -> list[str]:
+    return [v["rule"] for v in node.get("x-kubernetes-validations", [])]
+
+
+def test_plugins_are_a_map_of_extension_points_checked_for_every_client(crd: Manifest) -> None:
+    """Pruning would drop ``plugins.preFilterX`` or a filter plugin's weight silently for
+    clients that do not ask for strict validation: CEL refuses them instead."""
+    plugins = _profile_schema(crd)["properties"]["plugins"]
+    assert plugins["maxProperties"] == len(EXTENSION_POINTS)
+    keys_rule, weight_rule = _rules(plugins)
+    for point in EXTENSION_POINTS:
+        assert f"'{point}': true" in keys_rule
+        assert point in plugins["description"]
+    assert "point == 'score' || point == 'multiPoint'" in weight_rule
+    assert "has(p.weight)" in weight_rule
+    enabled = plugins["additionalProperties"]["properties"]["enabled"]["items"]["properties"]
+    disabled = plugins["additionalProperties"]["properties"]["disabled"]["items"]["properties"]
+    assert set(enabled) == {"name", "weight"} and set(disabled) == {"name"}
+
+
+def test_misplaced_fields_are_refused_for_every_client(crd: Manifest) -> None:
+    spec = _root_schema(crd)["properties"]["spec"]
+    assert "!has(self.leaderElection)" in _rules(spec)
+    assert "!has(self.weight)" in _rules(_profile_schema(crd))
+
+
+def _model_shape(schema: dict[str, Any], defs: dict[str, Any], path: str = "") -> dict[str, str]:
+    """JSON path -> type of a pydantic JSON schema ($refs resolved, Optional unwrapped)."""
+    if "$ref" in schema:
+        return _model_shape(defs[schema["$ref"].rsplit("/", 1)[-1]], defs, path)
+    if "anyOf" in schema:
+        (real,) = [s for s in schema["anyOf"] if s.get("type") != "null"]
+        return _model_shape(real, defs, path)
+    out = {path: schema["type"]}
+    for name, child in schema.get("properties", {}).items():
+        out.update(_model_shape(child, defs, f"{path}.{name}"))
+    if "items" in schema:
+        out.update(_model_shape(schema["items"], defs, f"{path}[]"))
+    return out
+
+
+def _crd_shape(node: dict[str, Any], path: str = "") -> dict[str, str]:
+    out = {path: node["type"]}
+    for name, child in node.get("properties", {}).items():
+        out.update(_crd_shape(child, f"{path}.{name}"))
+    if "items" in node:
+        out.update(_crd_shape(node["items"], f"{path}[]"))
+    return out
+
+
+def test_args_schemas_match_the_plugins_args_models(crd: Manifest) -> None:
+    """Every built-in plugin's args are typed in the CRD exactly as its pydantic model reads
+    them, and a field of one plugin's args is refused (CEL) in another plugin's entry."""
+    from multisched.scheduler import default_registry
+
+    item = _profile_schema(crd)["properties"]["pluginConfig"]["items"]
+    args = item["properties"]["args"]
+    rules = _rules(item)
+    crd_fields = set(args["properties"])
+    model_fields: set[str] = set()
+    registry = default_registry(load_entry_points=False)
+    for name, plugin in sorted(registry.items()):
+        if plugin.args_model is None:
+            continue
+        schema = plugin.args_model.model_json_schema(by_alias=True)
+        fields = list(schema["properties"])
+        model_fields.update(fields)
+        for field in fields:
+            expected = _model_shape(schema["properties"][field], schema.get("$defs", {}))
+            assert _crd_shape(args["properties"][field]) == expected, (name, field)
+        (rule,) = [r for r in rules if r.startswith(f"self.name == '{name}' ")]
+        assert {f for f in crd_fields if f"has(self.args.{f})" in rule} == set(fields)
+    assert crd_fields == model_fields
 
 
 def test_cel_rules_are_declared(crd: Manifest) -> None:
@@ -132,15 +225,6 @@ FULL: Manifest = {
         "percentageOfNodesToScore": 0,
         "podInitialBackoffSeconds": 2,
         "podMaxBackoffSeconds": 20,
-        "leaderElection": {
-            "leaderElect": True,
-            "resourceLock": "leases",
-            "resourceNamespace": "kube-system",
-            "resourceName": "multisched",
-            "leaseDuration": "15s",
-            "renewDeadline": "10s",
-            "retryPeriod": "1m2.5s",
-        },
         "profiles": [
             {
                 "schedulerName": "a.example",
@@ -149,7 +233,22 @@ FULL: Manifest = {
                     point: {"enabled": [{"name": "P"}], "disabled": [{"name": "*"}]}
                     for point in EXTENSION_POINTS
                 },
-                "pluginConfig": [{"name": "P", "args": {"anything": [1, {"goes": True}]}}],
+                "pluginConfig": [
+                    {"name": "P", "args": {"anything": [1, {"goes": True}]}},
+                    {
+                        "name": "NodeResourcesFit",
+                        "args": {
+                            "ignoredResources": ["example.com/gpu"],
+                            "scoringStrategy": {
+                                "type": "RequestedToCapacityRatio",
+                                "resources": [{"name": "cpu", "weight": 2}],
+                                "requestedToCapacityRatio": {
+                                    "shape": [{"utilization": 0, "score": 10}]
+                                },
+                            },
+                        },
+                    },
+                ],
             },
             {"schedulerName": "b"},
         ],
@@ -186,10 +285,6 @@ def _profile0(obj: Manifest) -> dict[str, Any]:
 
 
 BAD_EDITS: dict[str, tuple[Callable[[Manifest], Any], str]] = {
-    "weight on a filter plugin": (
-        lambda o: _profile0(o)["plugins"]["filter"]["enabled"][0].update(weight=1),
-        "'weight' was unexpected",
-    ),
     "weight 0": (
         lambda o: _profile0(o)["plugins"]["score"]["enabled"][0].update(weight=0),
         "less than the minimum of 1",
@@ -198,9 +293,17 @@ BAD_EDITS: dict[str, tuple[Callable[[Manifest], Any], str]] = {
         lambda o: _profile0(o)["plugins"]["score"]["enabled"][0].update(weight=101),
         "greater than the maximum of 100",
     ),
-    "unknown extension point": (
+    "too many extension points": (
         lambda o: _profile0(o)["plugins"].update(normalize={"enabled": [{"name": "P"}]}),
-        "'normalize' was unexpected",
+        "has too many properties",
+    ),
+    "a typed arg of the wrong type": (
+        lambda o: _profile0(o)["pluginConfig"][1]["args"]["scoringStrategy"].update(type=1),
+        "1 is not of type 'string'",
+    ),
+    "an unknown field inside typed args": (
+        lambda o: _profile0(o)["pluginConfig"][1]["args"]["scoringStrategy"].update(typ="x"),
+        "'typ' was unexpected",
     ),
     "missing schedulerName": (
         lambda o: _profile0(o).pop("schedulerName"),
@@ -235,14 +338,6 @@ BAD_EDITS: dict[str, tuple[Callable[[Manifest], Any], str]] = {
     "zero backoff": (
         lambda o: o["spec"].update(podInitialBackoffSeconds=0),
         "less than the minimum of 1",
-    ),
-    "duration not Go syntax": (
-        lambda o: o["spec"]["leaderElection"].update(leaseDuration="15 seconds"),
-        "does not match",
-    ),
-    "resource lock other than leases": (
-        lambda o: o["spec"]["leaderElection"].update(resourceLock="endpoints"),
-        "is not one of ['leases']",
     ),
     "unknown top-level field": (
         lambda o: o["spec"].update(extenders=[]),

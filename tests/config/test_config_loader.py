@@ -13,6 +13,7 @@ from multisched.config import (
     ConfigError,
     KubeSchedulerConfiguration,
     SchedulerProfileSpec,
+    config_notes,
     load_config_file,
     parse_config_object,
     parse_kube_scheduler_configuration,
@@ -90,13 +91,9 @@ def test_seed_second_scheduler() -> None:
     spec = parse_config_object(load(SEED_SECOND_SCHEDULER))
     cfg = resolve(spec, CATALOG)
     assert [p.scheduler_name for p in cfg.profiles] == ["my-scheduler"]
-    le = cfg.leader_election
-    assert (le.leader_elect, le.resource_namespace, le.resource_name) == (
-        True,
-        "kube-system",
-        "lock-object-my-scheduler",
-    )
-    assert le.lease_duration_seconds == 15.0
+    # Read and checked, but leader election is the process's: simulate/validate say so.
+    (note,) = config_notes(load(SEED_SECOND_SCHEDULER))
+    assert note.startswith("leaderElection is ignored") and "--leader-elect" in note
 
 
 def test_seed_configmap_file_v1beta2(tmp_path: Path) -> None:
@@ -104,7 +101,6 @@ def test_seed_configmap_file_v1beta2(tmp_path: Path) -> None:
     path.write_text(SEED_CONFIGMAP)
     cfg = resolve(load_config_file(path), CATALOG)
     assert cfg.profiles[0].scheduler_name == "my-scheduler"
-    assert cfg.leader_election.leader_elect is False
 
 
 def test_seed_multi_profile_reports_unknown_custom_plugins() -> None:
@@ -136,7 +132,6 @@ def test_seed_multi_profile_with_registered_plugins() -> None:
     assert "TaintToleration" in first.plugins["preScore"]
     assert second.plugins["preScore"] == ()
     assert second.plugins["score"] == third.plugins["score"]
-    assert cfg.leader_election.leader_elect is True
 
 
 def test_seed_typo_api_version() -> None:
@@ -160,9 +155,17 @@ def test_seed_leader_election_inside_a_profile() -> None:
         ],
     }
     assert problems_of(parse_config_object, obj) == [
-        "profiles[0](custom-scheduler).leaderElection: unknown field (leaderElection is a "
-        "top-level field, not a profile field)"
+        "profiles[0](custom-scheduler).leaderElection: unknown field (leader election is a "
+        "process setting, not part of a SchedulerProfile: use `multisched run --leader-elect` "
+        "flags or the Helm chart's leaderElection values)"
     ]
+
+
+def test_a_scheduler_profile_has_no_leader_election() -> None:
+    obj = {"leaderElection": {"leaderElect": True}, "profiles": [{"schedulerName": "a"}]}
+    (problem,) = problems_of(parse_scheduler_profile_spec, obj)
+    assert problem.startswith("leaderElection: unknown field (leader election is a process")
+    assert config_notes({"kind": "SchedulerProfile", "spec": obj}) == []
 
 
 def test_seed_bare_string_plugins_are_refused_with_a_fix() -> None:
@@ -188,8 +191,6 @@ def test_file_without_profiles_gets_default_scheduler() -> None:
         {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
     )
     assert [p.scheduler_name for p in spec.profiles] == ["default-scheduler"]
-    # Upstream defaults leaderElect to true in files.
-    assert spec.leader_election is not None and spec.leader_election.leader_elect is True
 
 
 def test_file_ignores_process_settings() -> None:
@@ -231,7 +232,6 @@ def test_scheduler_profile_object() -> None:
     }
     spec = parse_config_object(obj)
     assert isinstance(spec, SchedulerProfileSpec)
-    assert spec.leader_election is None
 
 
 def test_scheduler_profile_wrong_api_version() -> None:
@@ -281,7 +281,7 @@ def test_types_are_strict() -> None:
 def test_null_means_absent() -> None:
     spec = parse_scheduler_profile_spec(
         {
-            "leaderElection": None,
+            "percentageOfNodesToScore": None,
             "profiles": [
                 {
                     "schedulerName": "a",
@@ -313,35 +313,33 @@ def test_range_and_backoff_checks() -> None:
     ) == ["podMaxBackoffSeconds: 2 must be greater than or equal to podInitialBackoffSeconds (5)"]
 
 
-def test_leader_election_checks() -> None:
-    def spec(le: dict[str, Any]) -> dict[str, Any]:
-        return {"leaderElection": le, "profiles": [{}]}
+def test_file_leader_election_is_still_checked() -> None:
+    def problems(le: dict[str, Any]) -> list[str]:
+        obj = {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "leaderElection": le,
+        }
+        try:
+            parse_kube_scheduler_configuration(obj)
+        except ConfigError as exc:
+            return [str(p) for p in exc.problems]
+        return []
 
-    assert problems_of(
-        parse_scheduler_profile_spec, spec({"leaderElect": True, "leaseDuration": "10s"})
-    ) == ["leaderElection.renewDeadline: renewDeadline '10s' must be less than leaseDuration '10s'"]
+    # leaderElect defaults to true in files (upstream), so the timings are checked.
+    assert problems({"leaseDuration": "10s"}) == [
+        "leaderElection.renewDeadline: renewDeadline '10s' must be less than leaseDuration '10s'"
+    ]
     # Not checked while election is off, as upstream.
-    parse_scheduler_profile_spec(spec({"leaseDuration": "10s"}))
-    assert problems_of(
-        parse_scheduler_profile_spec,
-        spec(
-            {
-                "leaderElect": True,
-                "leaseDuration": "15",
-                "retryPeriod": "0s",
-                "resourceLock": "endpoints",
-            }
-        ),
-    ) == [
+    assert problems({"leaderElect": False, "leaseDuration": "10s"}) == []
+    assert problems({"leaseDuration": "15", "retryPeriod": "0s", "resourceLock": "endpoints"}) == [
         "leaderElection.leaseDuration: invalid duration '15'; use a Go duration such as '15s' or "
         "'1m30s'",
         "leaderElection.retryPeriod: '0s' must be greater than zero",
         "leaderElection.resourceLock: resourceLock 'endpoints' is not supported; multisched uses "
         "'leases'",
     ]
-    assert problems_of(
-        parse_scheduler_profile_spec, spec({"leaderElect": True, "renewDeadline": "2s"})
-    ) == [
+    assert problems({"renewDeadline": "2s"}) == [
         "leaderElection.retryPeriod: retryPeriod '2s' is too long for renewDeadline '2s' "
         "(renewDeadline must exceed 1.2 x retryPeriod)"
     ]

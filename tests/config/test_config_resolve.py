@@ -267,37 +267,18 @@ def test_global_settings_resolved() -> None:
             "percentageOfNodesToScore": 30,
             "podInitialBackoffSeconds": 2,
             "podMaxBackoffSeconds": 20,
-            "leaderElection": {
-                "leaderElect": True,
-                "leaseDuration": "1m30s",
-                "renewDeadline": "1m",
-                "retryPeriod": "500ms",
-                "resourceName": "lock",
-            },
             "profiles": [{"schedulerName": "a", "percentageOfNodesToScore": 50}],
         }
     )
     assert cfg.percentage_of_nodes_to_score == 30
     assert cfg.profiles[0].percentage_of_nodes_to_score == 50
     assert (cfg.pod_initial_backoff_seconds, cfg.pod_max_backoff_seconds) == (2.0, 20.0)
-    le = cfg.leader_election
-    assert (le.leader_elect, le.resource_name, le.resource_namespace) == (
-        True,
-        "lock",
-        "kube-system",
-    )
-    assert (le.lease_duration_seconds, le.renew_deadline_seconds, le.retry_period_seconds) == (
-        90.0,
-        60.0,
-        0.5,
-    )
 
 
 def test_spec_defaults() -> None:
     cfg = resolve_spec({"profiles": [{}]})
     assert cfg.profiles[0].scheduler_name == "default-scheduler"
     assert cfg.percentage_of_nodes_to_score == 0
-    assert cfg.leader_election.leader_elect is False
     assert cfg.profile("default-scheduler") is cfg.profiles[0]
 
 

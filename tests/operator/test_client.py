@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -12,8 +14,8 @@ from kubernetes_asyncio import client as k8s
 
 from builders import make_pod, pod_dict
 from multisched.cache import PodInfo
-from multisched.framework import BindingConflict
-from multisched.operator.client import Api, ApiError, KubeClient
+from multisched.framework import ApiUnavailable, BindingConflict
+from multisched.operator.client import Api, ApiError, ApiUnreachable, KubeClient, NotLeader
 
 
 @pytest.fixture
@@ -24,6 +26,7 @@ async def client(kmock: KubernetesEmulator) -> AsyncIterator[KubeClient]:
     try:
         yield kube
     finally:
+        await kube.close()
         await api_client.close()
 
 
@@ -87,8 +90,8 @@ async def test_other_binding_errors_stay_errors(
 async def test_a_replica_that_is_not_leading_does_not_bind(
     kmock: KubernetesEmulator, client: KubeClient
 ) -> None:
-    client.active = False
-    with pytest.raises(Exception, match="not the leader"):
+    client.may_write = lambda: False
+    with pytest.raises(NotLeader, match="not the leader"):
         await client.bind(make_pod("web"), "node-1")
     assert writes(kmock) == []
 
@@ -100,6 +103,8 @@ async def test_failed_posts_an_event_and_the_pod_condition(
     await client.failed(
         "sched", pod, "Unschedulable", "0/1 nodes are available: 1 Insufficient cpu."
     )
+    assert writes(kmock) == []  # queued: the scheduling cycle never waits for the API
+    await client.recorder.flush()
     event, patch = writes(kmock)
     assert event.data["type"] == "Warning"
     assert event.data["reason"] == "FailedScheduling"
@@ -131,6 +136,7 @@ async def test_an_unchanged_condition_is_not_patched_again(
     }
     pod = make_pod("web", status={"conditions": [condition]})
     await client.failed("sched", pod, "Unschedulable", "no")
+    await client.recorder.flush()
     assert [r.subresource for r in writes(kmock)] == [None]  # the event only
 
 
@@ -138,6 +144,7 @@ async def test_a_pod_gone_meanwhile_is_no_error(
     kmock: KubernetesEmulator, client: KubeClient
 ) -> None:
     await client.failed("sched", make_pod("gone"), "Unschedulable", "no")
+    await client.recorder.flush()
     await client.set_nominated_node(make_pod("gone"), "n1")
     await client.delete_pod(make_pod("gone"), "Preempted")
 
@@ -155,6 +162,7 @@ async def test_delete_pod_marks_deletes_and_records_the_preemption(
 ) -> None:
     victim = stored(kmock, "low")
     await client.delete_pod(victim, "Preempted by pod uid-high on node n1")
+    await client.recorder.flush()
     mark, delete, event = writes(kmock)
     assert mark.data["status"]["conditions"][0]["type"] == "DisruptionTarget"
     assert mark.data["status"]["conditions"][0]["reason"] == "PreemptionByScheduler"
@@ -191,11 +199,141 @@ async def test_long_event_messages_are_truncated(
 async def test_a_replica_that_stepped_down_writes_nothing(
     kmock: KubernetesEmulator, client: KubeClient
 ) -> None:
-    client.active = False
+    client.may_write = lambda: False
     pod = stored(kmock, "web")
     await client.failed("sched", pod, "SchedulerError", "not the leader any more")
+    await client.scheduled("sched", pod, "n1")
+    await client.recorder.flush()
     with pytest.raises(Exception, match="not the leader"):
         await client.delete_pod(pod, "Preempted")
     with pytest.raises(Exception, match="not the leader"):
         await client.set_nominated_node(pod, "n1")
     assert writes(kmock) == []
+
+
+def conflict(message: str) -> Any:
+    def respond(request: Request) -> Response:
+        return Response(status=409, payload={"kind": "Status", "code": 409, "message": message})
+
+    return respond
+
+
+def already_assigned(node: str) -> str:
+    # The API server's text (registry/core/pod/storage, setPodHostAndAnnotations).
+    return (
+        'Operation cannot be fulfilled on pods/binding "web": '
+        f'pod web is already assigned to node "{node}"'
+    )
+
+
+async def test_a_409_for_the_same_node_is_success(
+    kmock: KubernetesEmulator, client: KubeClient
+) -> None:
+    kmock[lambda r: r.subresource == "binding"] << conflict(already_assigned("node-1"))
+    await client.bind(make_pod("web"), "node-1")  # an earlier attempt's answer was lost
+
+
+async def test_a_409_for_another_node_says_where_the_pod_is(
+    kmock: KubernetesEmulator, client: KubeClient
+) -> None:
+    kmock[lambda r: r.subresource == "binding"] << conflict(already_assigned("node-2"))
+    with pytest.raises(BindingConflict) as err:
+        await client.bind(make_pod("web"), "node-1")
+    assert (err.value.status, err.value.bound_to) == (409, "node-2")
+
+
+async def test_leadership_lost_before_the_request_reaches_the_wire_sends_nothing(
+    kmock: KubernetesEmulator, client: KubeClient
+) -> None:
+    kmock[lambda r: r.subresource == "binding"] << answer(201)
+    # Leading when bind() starts, no longer once the connection is in hand (a replica
+    # frozen in between, say): the second look refuses.
+    answers = iter([True, False])
+    client.may_write = lambda: next(answers)
+    with pytest.raises(NotLeader):
+        await client.bind(make_pod("web"), "node-1")
+    assert writes(kmock) == []
+    client.may_write = lambda: True
+    await client.bind(make_pod("web"), "node-1")  # the pooled connection still works
+    assert len(writes(kmock)) == 1
+
+
+async def closed_port() -> int:
+    server = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
+    port = int(server.sockets[0].getsockname()[1])
+    server.close()
+    await server.wait_closed()
+    return port
+
+
+async def hang_up_server() -> asyncio.Server:
+    """Reads a request, then drops the connection without answering (a dying server)."""
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.close()
+
+    return await asyncio.start_server(handle, "127.0.0.1", 0)
+
+
+def kube_at(url: str) -> KubeClient:
+    api = Api(k8s.ApiClient(k8s.Configuration(host=url)), timeout=5)
+    return KubeClient(api, instance="test")
+
+
+async def test_a_refused_connection_sent_nothing_and_is_logged_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    kube = kube_at(f"http://127.0.0.1:{await closed_port()}")
+    caplog.set_level(logging.WARNING, logger="multisched")
+    try:
+        for _ in range(5):
+            with pytest.raises(ApiUnreachable) as err:
+                await kube.bind(make_pod("web"), "node-1")
+            assert not err.value.maybe_sent
+            assert isinstance(err.value, ApiUnavailable)
+        assert kube.api.reachability.failed["bindings"] == 5
+    finally:
+        await kube.close()
+        await kube.api.api_client.close()
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 1
+    assert lines[0].startswith("API server unreachable (bindings failed: ")
+    assert "Traceback" not in caplog.text
+
+
+async def test_a_connection_lost_after_sending_may_have_bound_the_pod() -> None:
+    server = await hang_up_server()
+    port = int(server.sockets[0].getsockname()[1])
+    kube = kube_at(f"http://127.0.0.1:{port}")
+    try:
+        with pytest.raises(ApiUnreachable) as err:
+            await kube.bind(make_pod("web"), "node-1")
+        assert err.value.maybe_sent
+    finally:
+        server.close()
+        await server.wait_closed()
+        await kube.close()
+        await kube.api.api_client.close()
+
+
+async def test_recovery_is_one_line_with_the_counts(
+    kmock: KubernetesEmulator, caplog: pytest.LogCaptureFixture
+) -> None:
+    kube = kube_at(str(kmock.url).rstrip("/"))
+    caplog.set_level(logging.INFO, logger="multisched")
+    reach = kube.api.reachability
+    try:
+        for kind in ("bindings", "bindings", "events", "status patches"):
+            reach.unreachable(kind, ConnectionRefusedError("refused"))
+        kmock[lambda r: r.subresource == "binding"] << answer(201)
+        await kube.bind(make_pod("web"), "node-1")
+        await kube.bind(make_pod("web2"), "node-1")
+    finally:
+        await kube.close()
+        await kube.api.api_client.close()
+    lines = [r.getMessage() for r in caplog.records if r.name.startswith("multisched")]
+    assert len(lines) == 2
+    assert lines[1].startswith("API server reachable again after ")
+    assert lines[1].endswith("failed or dropped meanwhile: 2 bindings, 1 events, 1 status patches")
+    assert reach.reachable

@@ -1,4 +1,4 @@
-"""The health/metrics endpoints and the command line of ``multisched run``."""
+"""The health/metrics endpoints (the command line is in test_options)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,8 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
-from multisched.config.resolved import LeaderElection
 from multisched.operator.health import HealthServer
-from multisched.operator.main import build_parser, options_from_args
 from multisched.operator.metrics import Metrics
-from multisched.operator.options import Options
 
 Client = TestClient[web.Request, web.Application]
 
@@ -66,70 +63,3 @@ async def test_metrics_are_exposed(
         'multisched_plugin_execution_duration_seconds_count{extension_point="Filter",'
         'plugin="NodeResourcesFit",status="Unschedulable"} 1.0'
     ) in lines
-
-
-def test_the_chart_command_line() -> None:
-    args = build_parser().parse_args(
-        [
-            "--all-namespaces",
-            "--liveness",
-            "http://0.0.0.0:8080/healthz",
-            "--leader-elect=true",
-            "--lease-namespace",
-            "ops",
-            "--lease-name",
-            "multisched",
-        ]
-    )
-    options = options_from_args(args, Options())
-    assert (options.http_host, options.http_port) == ("0.0.0.0", 8080)
-    election = options.leader_election(LeaderElection())
-    assert (election.leader_elect, election.resource_namespace, election.resource_name) == (
-        True,
-        "ops",
-        "multisched",
-    )
-
-
-def test_flags_override_the_profiles_leader_election_field_by_field() -> None:
-    args = build_parser().parse_args(
-        ["--metrics-port", "9100", "--leader-elect-renew-deadline", "4s", "--lease-name", "x"]
-    )
-    options = options_from_args(args, Options())
-    assert options.http_port == 9100
-    configured = LeaderElection(leader_elect=True, resource_namespace="cfg", resource_name="cfg")
-    election = options.leader_election(configured)
-    assert (election.leader_elect, election.resource_namespace, election.resource_name) == (
-        True,
-        "cfg",
-        "x",
-    )
-    assert election.renew_deadline_seconds == 4
-    assert not Options(leader_elect=False).leader_election(configured).leader_elect
-
-
-def test_leader_elect_flag_forms() -> None:
-    parse = build_parser().parse_args
-    assert parse(["--leader-elect"]).leader_elect is True
-    assert parse(["--leader-elect=false"]).leader_elect is False
-    assert parse([]).leader_elect is None
-
-
-def test_inconsistent_timings_are_refused() -> None:
-    with pytest.raises(ValueError, match="less than lease duration"):
-        Options(renew_deadline=20).check()
-    with pytest.raises(ValueError, match=r"1\.2 x"):
-        Options(retry_period=9).check()
-
-
-def test_environment_options() -> None:
-    options = Options.from_env(
-        {
-            "MULTISCHED_LEADER_ELECT": "true",
-            "MULTISCHED_LEASE_NAMESPACE": "ns",
-            "MULTISCHED_METRICS_PORT": "0",
-        }
-    )
-    assert (options.leader_elect, options.lease_namespace, options.http_port) == (True, "ns", 0)
-    with pytest.raises(ValueError, match="not a boolean"):
-        Options.from_env({"MULTISCHED_LEADER_ELECT": "maybe"})

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from multisched.config.resolved import LeaderElection
 from multisched.operator.leader import LeaderElector, LeaseConflict
+from multisched.operator.options import LeaderElection
 
 SETTINGS = LeaderElection(
     leader_elect=True,
@@ -222,3 +222,126 @@ async def test_cancelling_the_leader_releases_the_lease(api: FakeLeases, clock: 
     # A released lease is free at once, without waiting for it to expire.
     assert await standby.elector.try_acquire_or_renew()
     assert api.spec()["leaseTransitions"] == 1
+
+
+async def test_is_leader_needs_a_renewal_younger_than_the_deadline(
+    api: FakeLeases, clock: Clock
+) -> None:
+    a = Replica(api, clock, "a").elector
+    assert not a.is_leader()
+    assert await a.try_acquire_or_renew()
+    assert a.is_leader()
+    clock.now += 9.9
+    assert a.is_leader()
+    clock.now += 0.1  # renewDeadline (10 s) after the last successful write was sent
+    assert not a.is_leader()
+    assert await a.try_acquire_or_renew()
+    assert a.is_leader()
+
+
+async def test_the_deadline_runs_from_the_request_not_the_answer(clock: Clock) -> None:
+    class SlowLeases(FakeLeases):
+        async def replace(self, namespace: str, name: str, body: dict[str, Any]) -> dict[str, Any]:
+            clock.now += 4  # a slow API server: the standby may have seen the write early
+            return await super().replace(namespace, name, body)
+
+    api = SlowLeases(clock)
+    a = Replica(api, clock, "a").elector
+    assert await a.try_acquire_or_renew()
+    sent = clock.now
+    assert await a.try_acquire_or_renew()
+    assert clock.now == sent + 4
+    clock.now = sent + 10
+    assert not a.is_leader()
+
+
+async def test_seeing_another_holder_ends_leadership_at_once(api: FakeLeases, clock: Clock) -> None:
+    a, b = Replica(api, clock, "a").elector, Replica(api, clock, "b").elector
+    assert await a.try_acquire_or_renew()
+    assert not await b.try_acquire_or_renew()
+    clock.now += 15  # a is silent past the lease on b's clock: b takes it
+    assert await b.try_acquire_or_renew()
+    clock.now -= 10  # on a's clock its last renewal is still fresh (it was frozen)...
+    assert a.is_leader()
+    assert not await a.try_acquire_or_renew()  # ...but the Lease says b
+    assert not a.is_leader()
+    assert api.spec()["holderIdentity"] == "b"
+
+
+async def test_a_lost_write_race_ends_leadership(api: FakeLeases, clock: Clock) -> None:
+    a = Replica(api, clock, "a").elector
+    assert await a.try_acquire_or_renew()
+
+    def b_takes_it() -> None:
+        lease = api.leases[("kube-system", "multisched")]
+        lease["spec"]["holderIdentity"] = "b"
+        lease["metadata"]["resourceVersion"] = "changed"
+
+    api.interleave = b_takes_it
+    assert not await a.try_acquire_or_renew()
+    assert not a.is_leader()
+
+
+async def test_a_leader_frozen_past_its_deadline_steps_down_on_waking(
+    api: FakeLeases, clock: Clock
+) -> None:
+    """The issue's SIGSTOP: the renew loop sleeps, the process is frozen for 20 s, a standby
+    takes over. On waking the old leader must not get a fresh deadline from the thaw."""
+    leader = Replica(api, clock, "a")
+    task = asyncio.create_task(leader.elector.run())
+    try:
+        await _until(lambda: leader.transitions == [True])
+        renewed = api.written_at
+        clock.now += 20  # frozen: nothing ran, and no other coroutine may write now
+        assert not leader.elector.is_leader()
+        standby = Replica(api, clock, "b").elector
+        assert not await standby.try_acquire_or_renew()
+        clock.now += 15
+        assert await standby.try_acquire_or_renew()
+        woke, version = clock.now, api.version
+        await _until(lambda: leader.transitions == [True, False])
+        # At once on waking: not after another renew deadline of retries from the thaw.
+        assert leader.times[1] == woke
+        assert leader.times[1] - renewed >= 10
+        assert not leader.elector.is_leader()
+        assert (api.version, api.spec()["holderIdentity"]) == (version, "b")
+    finally:
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+
+async def test_the_renewing_leader_stays_leader(api: FakeLeases, clock: Clock) -> None:
+    leader = Replica(api, clock, "a")
+    task = asyncio.create_task(leader.elector.run())
+    try:
+        await _until(lambda: leader.transitions == [True])
+        for _ in range(50):
+            await asyncio.sleep(0)
+            assert leader.elector.is_leader()
+        assert clock.now - 1000 >= 20  # many retry periods passed
+        assert leader.transitions == [True]
+    finally:
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+
+async def test_a_lease_that_cannot_be_written_is_logged_at_error(
+    clock: Clock, caplog: pytest.LogCaptureFixture
+) -> None:
+    class NoNamespace(FakeLeases):
+        async def create(self, namespace: str, body: dict[str, Any]) -> dict[str, Any]:
+            raise RuntimeError('namespaces "nope" not found (404)')
+
+    a = Replica(NoNamespace(clock), clock, "a").elector
+    for _ in range(3):
+        assert not await a.try_acquire_or_renew()
+    errors = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert len(errors) == 1  # once, then at most once a minute
+    assert 'could not create lease kube-system/multisched: namespaces "nope" not found' in (
+        errors[0].getMessage()
+    )
+    clock.now += 60
+    assert not await a.try_acquire_or_renew()
+    assert len([r for r in caplog.records if r.levelname == "ERROR"]) == 2

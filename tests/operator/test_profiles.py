@@ -8,7 +8,12 @@ import pytest
 
 from multisched.config import ResolvedConfig
 from multisched.framework import Framework
-from multisched.operator.profiles import ProfileBook
+from multisched.operator.profiles import (
+    CONDITION_MESSAGE_LIMIT,
+    ProfileBook,
+    condition_message,
+    too_deep,
+)
 from multisched.scheduler import Scheduler, default_registry
 
 
@@ -203,3 +208,79 @@ def test_transition_time_changes_only_with_the_status(book: ProfileBook) -> None
     assert status is not None
     assert status["conditions"][0]["status"] == "True"
     assert status["conditions"][0]["lastTransitionTime"] != "2020-01-01T00:00:00Z"
+
+
+def _nested(depth: int) -> dict[str, Any]:
+    value: dict[str, Any] = {"leaf": 1}
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+@pytest.mark.parametrize("depth", [70, 5000])
+def test_a_poison_object_is_invalid_and_the_others_keep_running(
+    book: ProfileBook, depth: int
+) -> None:
+    """The issue's 900-deep args (the API server stores up to 10,000 levels): far past
+    Python's recursion limit, yet only that object fails, on its status."""
+    poison = names("poison")
+    poison["profiles"][0]["pluginConfig"] = [{"name": "Custom", "args": _nested(depth)}]
+    book.observe(obj("good", names("good")))
+    assert book.observe(obj("poison", poison, created="2025-01-01T00:00:00Z"))
+    combined = book.combine()
+    assert set(combined.frameworks) == {"good"}
+    verdict = combined.verdicts["poison"]
+    assert (verdict.ready, verdict.reason) == (False, "InvalidConfiguration")
+    assert verdict.message == (
+        "profiles[0].pluginConfig[0].args.a.a.a.…: nested more than 64 levels deep"
+    )
+    status = book.desired_status("poison")
+    assert status is not None and status["conditions"][0]["status"] == "False"
+
+
+def test_ordinary_nesting_is_read(book: ProfileBook) -> None:
+    spec = names("x")
+    spec["profiles"][0]["pluginConfig"] = [{"name": "NodeAffinity", "args": _nested(40)}]
+    book.observe(obj("a", spec))
+    message = book.combine().verdicts["a"].message
+    assert "levels deep" not in message and "unknown field" in message
+
+
+def test_too_deep_walks_without_recursion() -> None:
+    assert too_deep({"a": [1, {"b": 2}]}, 3) is None
+    assert too_deep({"a": [1, {"b": {"c": 3}}]}, 3) == "a[1].b.c"
+    assert too_deep(_nested(100_000), 64) == "a.a.a.a.a.a.a.a.…"
+
+
+def test_a_recursion_error_in_a_plugin_is_the_objects_problem() -> None:
+    registry = default_registry(load_entry_points=False)
+
+    def recurse(config: ResolvedConfig) -> dict[str, Framework]:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    book = ProfileBook(registry, recurse)
+    book.observe(obj("a", names("x")))
+    verdict = book.combine().verdicts["a"]
+    assert (verdict.ready, verdict.message) == (False, "too deeply nested to read")
+
+
+def test_a_condition_message_fits_the_api_limit(book: ProfileBook) -> None:
+    """The issue's > 32,768-character Ready message: the API refused the whole status."""
+    spec = names("x")
+    spec["profiles"][0]["plugins"] = {
+        "filter": {"enabled": [{"name": f"NoSuchPlugin{i:05}" + "é" * 40} for i in range(400)]}
+    }
+    book.observe(obj("a", spec))
+    full = book.combine().verdicts["a"].message
+    assert len(full.encode()) > CONDITION_MESSAGE_LIMIT
+    status = book.desired_status("a")
+    assert status is not None
+    message = status["conditions"][0]["message"]
+    assert len(message.encode()) <= CONDITION_MESSAGE_LIMIT
+    kept, note = message.rsplit("\n", 1)
+    assert full.startswith(kept)
+    total = full.count("\n") + 1
+    shown = kept.count("\n") + 1
+    assert note == f"… ({total - shown} of {total} problems not shown)"
+    assert shown > 100
+    assert condition_message("short") == "short"

@@ -42,7 +42,9 @@ async def runtime(kmock: KubernetesEmulator) -> AsyncIterator[Runtime]:
     )
     await rt.start()
     assert not rt.scheduling
-    rt.client.active = True  # writes allowed, but no scheduling loop: the queue stays put
+    # Writes allowed, but no scheduling loop: the queue stays put.
+    rt._writing = True
+    rt.elector = None  # the lease stays held elsewhere; writes no longer ask it
     try:
         yield rt
     finally:
@@ -64,10 +66,10 @@ def profile_obj(*names: str, uid: str = "uid-p") -> dict[str, Any]:
 async def test_finished_pods_leave_the_cache(runtime: Runtime) -> None:
     runtime.on_node(node_dict("n1"))
     pod = pod_dict("job", node_name="n1", requests={"cpu": "1"})
-    await runtime.on_pod(pod)
+    runtime.on_assigned_pod(pod)
     uid = pod["metadata"]["uid"]
     assert runtime.scheduler.cache.get_pod(uid) is not None
-    await runtime.on_pod({**pod, "status": {"phase": "Succeeded"}})
+    runtime.on_assigned_pod({**pod, "status": {"phase": "Succeeded"}})
     assert runtime.scheduler.cache.get_pod(uid) is None
     node = runtime.scheduler.cache.snapshot.get("n1")
     assert node is not None and node.requested.milli_cpu == 0
@@ -113,7 +115,7 @@ async def test_pods_wait_for_their_profile_and_stay_when_it_goes(runtime: Runtim
     assert runtime.scheduler.queue.where(uid) == "active"
     await runtime.on_profile(profile_obj(SCHED), deleted=True)
     assert runtime.scheduler.queue.where(uid) is None
-    assert uid in runtime.unbound  # still known, untouched
+    assert uid in runtime.others  # still known, untouched
     await runtime.on_profile(profile_obj(SCHED, uid="uid-p2"))
     assert runtime.scheduler.queue.where(uid) == "active"
 
@@ -136,3 +138,40 @@ async def test_an_unreadable_pod_of_ours_gets_one_warning(
     ]
     assert "lots" in events[0]["message"]
     assert runtime.scheduler.queue.where(bad["metadata"]["uid"]) is None
+
+
+async def test_a_pod_leaving_the_pending_selection_stays_counted_as_bound(
+    runtime: Runtime,
+) -> None:
+    """kopf's field-selected watch says DELETED when a pod is bound: the pod is no longer
+    pending, but it is not gone - the assigned-pod informer holds it in the cache."""
+    await runtime.on_profile(profile_obj(SCHED))
+    runtime.on_node(node_dict("n1"))
+    pod = pod_dict("web", scheduler_name=SCHED, requests={"cpu": "1"})
+    uid = pod["metadata"]["uid"]
+    await runtime.on_pod(pod)
+    assert runtime.scheduler.queue.where(uid) == "active"
+    bound = {**pod, "spec": {**pod["spec"], "nodeName": "n1"}}
+    runtime.on_assigned_pod(bound)  # the two watches race; either order must hold
+    runtime.on_pending_pod_gone(pod)  # the previous object, as the API server sends it
+    assert runtime.scheduler.queue.where(uid) is None
+    assert uid not in runtime.unbound
+    cached = runtime.scheduler.cache.get_pod(uid)
+    assert cached is not None and cached.node_name == "n1"
+    node = runtime.scheduler.cache.snapshot.get("n1")
+    assert node is not None and node.requested.milli_cpu == 1000
+    # Bound pods keep only their identity, not the API object.
+    assert set(cached.raw) == {"metadata"}
+    assert cached.requests.milli_cpu == 1000
+
+
+async def test_a_pending_pod_deleted_for_real_leaves_the_queue(runtime: Runtime) -> None:
+    await runtime.on_profile(profile_obj(SCHED))
+    pod = pod_dict("web", scheduler_name=SCHED)
+    uid = pod["metadata"]["uid"]
+    await runtime.on_pod(pod)
+    assert runtime.scheduler.queue.where(uid) == "active"
+    runtime.on_pending_pod_gone(pod)
+    assert runtime.scheduler.queue.where(uid) is None
+    assert uid not in runtime.unbound
+    assert runtime.scheduler.cache.get_pod(uid) is None

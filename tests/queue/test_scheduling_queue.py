@@ -119,3 +119,34 @@ def test_delete_removes_from_every_queue() -> None:
     q.delete(b.uid)
     assert b.uid not in q
     assert q.pending_counts() == {"active": 0, "backoff": 0, "unschedulable": 0, "gated": 0}
+
+
+def test_a_pod_deleted_and_added_again_is_popped_once_in_its_new_place() -> None:
+    """Deletion leaves the old heap entry behind; it must never pop the pod again."""
+    clock = Clock()
+    q = SchedulingQueue(by_priority, clock=clock)
+    a, b, c = make_pod("a", priority=5), make_pod("b", priority=3), make_pod("c", priority=1)
+    for pod in (a, b, c):
+        clock.now += 1
+        q.add(pod)
+    q.delete(a.uid)
+    clock.now += 1
+    q.add(make_pod("a", priority=0))  # back, now the least important
+    popped = []
+    while (qpi := q.pop_nowait()) is not None:
+        popped.append(qpi.pod.name)
+    assert popped == ["b", "c", "a"]
+
+
+def test_a_pod_deleted_while_backing_off_does_not_come_back() -> None:
+    clock = Clock()
+    q = SchedulingQueue(by_priority, initial_backoff=1, clock=clock)
+    q.add(make_pod("p"))
+    qpi = q.pop_nowait()
+    assert qpi is not None
+    q.add_unschedulable(qpi, {"X"}, error=True)
+    assert q.where(qpi.pod.uid) == "backoff"
+    q.delete(qpi.pod.uid)
+    clock.now += 60
+    assert q.pop_nowait() is None
+    assert q.pending_counts() == {"active": 0, "backoff": 0, "unschedulable": 0, "gated": 0}

@@ -47,5 +47,16 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 
 {{/* Several replicas need leader election so that only one binds pods. */}}
 {{- define "multisched.leaderElect" -}}
+{{- $enabled := .Values.leaderElection.enabled }}
+{{- if kindIs "invalid" $enabled }}
 {{- if gt (int .Values.replicas) 1 }}true{{ end }}
+{{- else if $enabled }}true
+{{- else if gt (int .Values.replicas) 1 }}
+{{- fail "leaderElection.enabled=false with replicas > 1: every replica would schedule and bind at once" }}
+{{- end }}
+{{- end }}
+
+{{/* The Lease: one per release (its namespace holds it). */}}
+{{- define "multisched.leaseName" -}}
+{{- default (include "multisched.fullname" .) .Values.leaderElection.leaseName }}
 {{- end }}

@@ -2,7 +2,9 @@
 
 A pod is *assumed* on its node the moment a cycle picks that node, so the next cycle sees
 its requests before the API server confirms the binding; the watch confirms it (the bound
-pod is observed) or the binder forgets it (binding failed).
+pod is observed) or the binder forgets it (binding failed). Once the binding is sent
+(``finish_binding``) an assumption gets a deadline: if the watch never confirms it,
+``cleanup_assumed_pods`` drops it then (upstream's assumed-pod expiry).
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from typing import Any
 
 from .node_info import ImageStateSummary, NodeInfo
 from .pod_info import PodInfo
+
+_NO_DEADLINE = float("inf")
 
 
 class Snapshot:
@@ -70,7 +74,8 @@ class Cache:
         #: Nodes the API has told us about (pods may name nodes not seen yet).
         self._known_nodes: dict[str, None] = {}
         self._pods: dict[str, PodInfo] = {}
-        self._assumed: set[str] = set()
+        #: Assumed pod uid -> deadline (inf while its binding is still under way).
+        self._assumed: dict[str, float] = {}
         self._images: dict[str, ImageStateSummary] = {}
         self._image_nodes: dict[str, set[str]] = {}
         self.namespaces: dict[str, dict[str, str]] = {}
@@ -160,20 +165,36 @@ class Cache:
         assumed = _with_node(pod, node_name)
         self._node_for(node_name).add_pod(assumed)
         self._pods[pod.uid] = assumed
-        self._assumed.add(pod.uid)
+        self._assumed[pod.uid] = _NO_DEADLINE
         self.snapshot._invalidate_pod_lists()
         return assumed
 
     def forget_pod(self, pod: PodInfo) -> None:
         """Undo an assumption (binding failed); a confirmed pod is left alone."""
-        if pod.uid not in self._assumed:
+        if self._assumed.pop(pod.uid, None) is None:
             return
-        self._assumed.discard(pod.uid)
         existing = self._pods.pop(pod.uid)
         self._drop_from_node(existing)
 
     def is_assumed(self, uid: str) -> bool:
         return uid in self._assumed
+
+    def finish_binding(self, uid: str, deadline: float) -> None:
+        """The binding was sent (or its outcome is unknown): expire the assumption at
+        ``deadline`` unless the watch confirms it first."""
+        if uid in self._assumed:
+            self._assumed[uid] = deadline
+
+    def cleanup_assumed_pods(self, now: float) -> list[PodInfo]:
+        """Drop assumptions whose deadline passed; returns them (their room is free again)."""
+        expired = [uid for uid, deadline in self._assumed.items() if deadline <= now]
+        out = []
+        for uid in expired:
+            del self._assumed[uid]
+            pod = self._pods.pop(uid)
+            self._drop_from_node(pod)
+            out.append(pod)
+        return out
 
     def add_pod(self, pod: PodInfo) -> None:
         """A bound pod was observed: confirm its assumption or add it."""
@@ -181,7 +202,7 @@ class Cache:
             return
         existing = self._pods.get(pod.uid)
         if existing is not None:
-            self._assumed.discard(pod.uid)
+            self._assumed.pop(pod.uid, None)
             self._drop_from_node(existing)
         self._node_for(pod.node_name).add_pod(pod)
         self._pods[pod.uid] = pod
@@ -193,7 +214,7 @@ class Cache:
         existing = self._pods.pop(uid, None)
         if existing is None:
             return None
-        self._assumed.discard(uid)
+        self._assumed.pop(uid, None)
         self._drop_from_node(existing)
         return existing
 

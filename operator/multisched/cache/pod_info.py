@@ -158,6 +158,7 @@ class PodInfo:
         "non_zero_memory",
         "owner_kinds",
         "owner_references",
+        "preempted_by_scheduler",
         "preemption_policy",
         "preferred_affinity_terms",
         "preferred_anti_affinity_terms",
@@ -168,6 +169,7 @@ class PodInfo:
         "required_node_affinity",
         "scheduler_name",
         "scheduling_gates",
+        "start_time",
         "terminating",
         "tolerations",
         "topology_spread_constraints",
@@ -204,6 +206,10 @@ class PodInfo:
     topology_spread_constraints: tuple[dict[str, Any], ...]
     scheduling_gates: tuple[str, ...]
     containers_images: tuple[str, ...]
+    #: ``status.startTime`` as written ("" when not started).
+    start_time: str
+    #: Terminating with the DisruptionTarget condition a scheduler's preemption sets.
+    preempted_by_scheduler: bool
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any], priority: int | None = None) -> PodInfo:
@@ -239,6 +245,13 @@ class PodInfo:
         self.preemption_policy = spec.get("preemptionPolicy") or "PreemptLowerPriority"
         self.node_name = spec.get("nodeName") or ""
         self.nominated_node_name = status.get("nominatedNodeName") or ""
+        self.start_time = str(status.get("startTime") or "")
+        self.preempted_by_scheduler = self.terminating and any(
+            c.get("type") == "DisruptionTarget"
+            and c.get("status") == "True"
+            and c.get("reason") == "PreemptionByScheduler"
+            for c in status.get("conditions") or ()
+        )
         self.node_selector = dict(spec.get("nodeSelector") or {})
         self.tolerations = tuple(Toleration.parse(t) for t in spec.get("tolerations") or ())
         self.scheduling_gates = tuple(g["name"] for g in spec.get("schedulingGates") or ())
@@ -329,6 +342,15 @@ class PodInfo:
             for t in anti.get(pref_key) or ()
         )
 
+    def compact(self) -> PodInfo:
+        """Drop the API object but its identity: a bound pod is only read by the plugins,
+        which use the slots, and by preemption, which names it by namespace, name and uid."""
+        meta = self.raw.get("metadata") or {}
+        self.raw = {
+            "metadata": {k: meta[k] for k in _IDENTITY if k in meta},
+        }
+        return self
+
     @property
     def has_affinity(self) -> bool:
         """Any pod affinity or anti-affinity term (upstream ``podWithAffinity``)."""
@@ -341,6 +363,9 @@ class PodInfo:
 
     def __repr__(self) -> str:
         return f"PodInfo({self.key})"
+
+
+_IDENTITY = ("name", "namespace", "uid", "resourceVersion")
 
 
 def _container_requests(container: Mapping[str, Any], path: str) -> tuple[Resource, Resource]:

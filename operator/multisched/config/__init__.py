@@ -7,6 +7,7 @@ from .durations import parse_duration
 from .errors import ConfigError, Problem
 from .expand import effective_plugins, merge_plugin_set, merge_plugins
 from .loader import (
+    config_notes,
     load_config_file,
     parse_config_object,
     parse_kube_scheduler_configuration,
@@ -26,7 +27,7 @@ from .models import (
     Profile,
     SchedulerProfileSpec,
 )
-from .resolved import LeaderElection, ResolvedConfig, ResolvedProfile
+from .resolved import ResolvedConfig, ResolvedProfile
 
 __all__ = [
     "DEFAULT_MULTI_POINT",
@@ -37,7 +38,6 @@ __all__ = [
     "UNSUPPORTED_PLUGINS",
     "ConfigError",
     "KubeSchedulerConfiguration",
-    "LeaderElection",
     "LeaderElectionConfig",
     "Plugin",
     "PluginCatalog",
@@ -50,6 +50,7 @@ __all__ = [
     "ResolvedConfig",
     "ResolvedProfile",
     "SchedulerProfileSpec",
+    "config_notes",
     "default_plugins",
     "effective_plugins",
     "load_config_file",

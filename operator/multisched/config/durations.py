@@ -15,6 +15,8 @@ _UNIT_SECONDS = {
     "h": 3600.0,
 }
 _PIECE = re.compile(r"(\d+\.?\d*|\.\d+)([a-zµμ]+)")
+#: Go's Duration is an int64 of nanoseconds (about 2562047h).
+MAX_SECONDS = (2**63 - 1) / 1e9
 _WHOLE = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)[a-zµμ]+)+")
 
 
@@ -31,4 +33,6 @@ def parse_duration(text: str) -> float:
                 f"invalid duration {text!r}: unknown unit {unit!r} (use ns, us, ms, s, m or h)"
             )
         total += float(number) * _UNIT_SECONDS[unit]
+    if total > MAX_SECONDS:
+        raise ValueError(f"invalid duration {text!r}: out of range (at most 2562047h)")
     return -total if text.startswith("-") else total

@@ -94,7 +94,10 @@ def suggest(name: str, known: Iterable[str]) -> str:
 
 #: Hints for fields that exist, just not where they were written.
 _MISPLACED = {
-    "leaderElection": "leaderElection is a top-level field, not a profile field",
+    "leaderElection": (
+        "leader election is a process setting, not part of a SchedulerProfile: use "
+        "`multisched run --leader-elect` flags or the Helm chart's leaderElection values"
+    ),
     "profiles": "profiles is a top-level field",
     "weight": "weight belongs to a plugin entry: {name: X, weight: N}",
     "args": "args belong in pluginConfig: [{name: X, args: {...}}]",

@@ -95,6 +95,17 @@ def parse_config_object(obj: Mapping[str, Any]) -> SchedulerProfileSpec:
     )
 
 
+def config_notes(obj: Mapping[str, Any]) -> list[str]:
+    """What a configuration sets that has no effect where it is read (shown as notes)."""
+    notes = []
+    if obj.get("kind") == "KubeSchedulerConfiguration" and obj.get("leaderElection") is not None:
+        notes.append(
+            "leaderElection is ignored: it is a process setting, given to `multisched run` "
+            "as flags (--leader-elect, --lease-namespace, --lease-name, --leader-elect-*)"
+        )
+    return notes
+
+
 def embedded_configs(doc: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
     """(key, configuration) for each scheduler configuration in a ConfigMap's data values.
 

@@ -22,8 +22,8 @@ from .checks import (
 from .defaults import default_plugins
 from .errors import ConfigError, Problem
 from .expand import effective_plugins, merge_plugins
-from .models import LeaderElectionConfig, Profile, SchedulerProfileSpec
-from .resolved import LeaderElection, ResolvedConfig, ResolvedProfile
+from .models import Profile, SchedulerProfileSpec
+from .resolved import ResolvedConfig, ResolvedProfile
 
 
 def _plugin_args(
@@ -123,19 +123,6 @@ def _check_common_queue_sort(
     return problems
 
 
-def _leader_election(config: LeaderElectionConfig | None) -> LeaderElection:
-    if config is None:
-        return LeaderElection()
-    return LeaderElection(
-        leader_elect=config.leader_elect,
-        resource_namespace=config.resource_namespace,
-        resource_name=config.resource_name,
-        lease_duration_seconds=config.lease_duration_seconds,
-        renew_deadline_seconds=config.renew_deadline_seconds,
-        retry_period_seconds=config.retry_period_seconds,
-    )
-
-
 def resolve(spec: SchedulerProfileSpec, catalog: PluginCatalog) -> ResolvedConfig:
     """Defaults, merge, multiPoint expansion and validation; raises ``ConfigError``."""
     several = len(spec.profiles) > 1
@@ -153,5 +140,4 @@ def resolve(spec: SchedulerProfileSpec, catalog: PluginCatalog) -> ResolvedConfi
         percentage_of_nodes_to_score=spec.percentage_of_nodes_to_score or 0,
         pod_initial_backoff_seconds=float(spec.pod_initial_backoff_seconds),
         pod_max_backoff_seconds=float(spec.pod_max_backoff_seconds),
-        leader_election=_leader_election(spec.leader_election),
     )

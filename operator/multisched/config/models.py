@@ -123,9 +123,12 @@ class Profile(_Model):
 
 
 class LeaderElectionConfig(_Model):
-    """Lease-based leader election (component-base LeaderElectionConfiguration)."""
+    """``leaderElection`` of a KubeSchedulerConfiguration file (component-base
+    LeaderElectionConfiguration). Read and checked so real files load; multisched takes
+    leader election from ``multisched run`` flags, so ``simulate``/``validate`` ignore it."""
 
-    leader_elect: bool = False
+    #: Upstream defaults leaderElect to true in files.
+    leader_elect: bool = True
     resource_namespace: str = Field(default="kube-system", min_length=1)
     resource_name: str = Field(default="multisched", min_length=1)
     lease_duration: str = "15s"
@@ -178,12 +181,6 @@ class LeaderElectionConfig(_Model):
         return parse_duration(self.retry_period)
 
 
-class FileLeaderElectionConfig(LeaderElectionConfig):
-    """In a KubeSchedulerConfiguration file leaderElect defaults to true, as upstream."""
-
-    leader_elect: bool = True
-
-
 class _SchedulingSettings(_Model):
     """Top-level fields shared by our CRD spec and KubeSchedulerConfiguration."""
 
@@ -215,9 +212,9 @@ class _SchedulingSettings(_Model):
 
 
 class SchedulerProfileSpec(_SchedulingSettings):
-    """The spec of a SchedulerProfile (multisched.dev/v1alpha1)."""
+    """The spec of a SchedulerProfile (multisched.dev/v1alpha1). No leaderElection: that
+    is a property of the process (``multisched run --leader-elect``), not of a profile."""
 
-    leader_election: LeaderElectionConfig | None = None
     profiles: list[Profile] = Field(min_length=1)
 
 
@@ -226,7 +223,7 @@ class KubeSchedulerConfiguration(_SchedulingSettings):
 
     api_version: str
     kind: str
-    leader_election: FileLeaderElectionConfig | None = None
+    leader_election: LeaderElectionConfig | None = None
     profiles: list[Profile] = []
     extenders: list[dict[str, Any]] = []
     # Accepted so real files load; they configure kube-scheduler's process, not scheduling.
@@ -268,7 +265,6 @@ class KubeSchedulerConfiguration(_SchedulingSettings):
             percentage_of_nodes_to_score=self.percentage_of_nodes_to_score,
             pod_initial_backoff_seconds=self.pod_initial_backoff_seconds,
             pod_max_backoff_seconds=self.pod_max_backoff_seconds,
-            leader_election=self.leader_election or FileLeaderElectionConfig(),
             profiles=list(self.profiles) or [Profile()],
         )
 

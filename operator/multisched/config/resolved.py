@@ -11,16 +11,6 @@ from pydantic import BaseModel
 
 
 @dataclass(frozen=True, slots=True)
-class LeaderElection:
-    leader_elect: bool = False
-    resource_namespace: str = "kube-system"
-    resource_name: str = "multisched"
-    lease_duration_seconds: float = 15.0
-    renew_deadline_seconds: float = 10.0
-    retry_period_seconds: float = 2.0
-
-
-@dataclass(frozen=True, slots=True)
 class ResolvedProfile:
     """One profile after defaults, merge and multiPoint expansion (upstream order kept)."""
 
@@ -50,7 +40,6 @@ class ResolvedConfig:
     percentage_of_nodes_to_score: int = 0
     pod_initial_backoff_seconds: float = 1.0
     pod_max_backoff_seconds: float = 10.0
-    leader_election: LeaderElection = field(default_factory=LeaderElection)
 
     def profile(self, scheduler_name: str) -> ResolvedProfile | None:
         for prof in self.profiles:

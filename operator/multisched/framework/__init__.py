@@ -2,11 +2,12 @@
 
 from .cycle_state import CycleState
 from .diagnosis import Diagnosis, FitError
-from .handle import BindingConflict, ClusterClient, Handle, PodNominator
+from .handle import ApiUnavailable, BindingConflict, ClusterClient, Handle, PodNominator
 from .interfaces import (
     EXTENSION_METHODS,
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
+    EnqueueExtensions,
     NodeToStatus,
     PostFilterResult,
     PreFilterExtensions,
@@ -22,11 +23,13 @@ __all__ = [
     "EXTENSION_METHODS",
     "MAX_NODE_SCORE",
     "MIN_NODE_SCORE",
+    "ApiUnavailable",
     "BindingConflict",
     "ClusterClient",
     "Code",
     "CycleState",
     "Diagnosis",
+    "EnqueueExtensions",
     "FitError",
     "Framework",
     "FrameworkError",

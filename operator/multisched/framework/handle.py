@@ -36,11 +36,27 @@ class ClusterClient(Protocol):
 
 
 class BindingConflict(Exception):
-    """The API server refused the binding (404: pod gone, 409: already bound/changed)."""
+    """The API server refused the binding (404: pod gone, 409: already bound/changed).
 
-    def __init__(self, status: int, message: str) -> None:
+    ``bound_to`` is the node a 409 says the pod is already assigned to ("" if unknown).
+    """
+
+    def __init__(self, status: int, message: str, bound_to: str = "") -> None:
         super().__init__(message)
         self.status = status
+        self.bound_to = bound_to
+
+
+class ApiUnavailable(Exception):
+    """The API server could not be reached (connection refused or lost, timeout).
+
+    ``maybe_sent``: the request may have reached the server and been stored (the connection
+    broke after it was sent), so its outcome is unknown until the watch shows it.
+    """
+
+    def __init__(self, message: str, maybe_sent: bool) -> None:
+        super().__init__(message)
+        self.maybe_sent = maybe_sent
 
 
 class PodNominator(Protocol):

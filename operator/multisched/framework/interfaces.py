@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
 from multisched.cache import NodeInfo, PodInfo
+from multisched.queue.events import ClusterEvent
 from multisched.queue.queued_pod import QueuedPodInfo
 
 from .cycle_state import CycleState
@@ -58,6 +59,19 @@ NodeToStatus = Mapping[str, Status]
 @runtime_checkable
 class Plugin(Protocol):
     name: str
+
+
+@runtime_checkable
+class EnqueueExtensions(Plugin, Protocol):
+    """The cluster events that may make a pod this plugin rejected schedulable.
+
+    Only those move such a pod out of the unschedulable pool; the rest wait for the
+    pool's periodic flush. A plugin without this method is moved by every event
+    (upstream's default for plugins that do not implement EnqueueExtensions). A plain
+    sequence attribute of that name is accepted too.
+    """
+
+    def events_to_register(self) -> Sequence[ClusterEvent]: ...
 
 
 @runtime_checkable

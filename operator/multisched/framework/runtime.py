@@ -15,6 +15,7 @@ from typing import Any
 
 from multisched.cache import NodeInfo, PodInfo, Snapshot
 from multisched.config.resolved import ResolvedProfile
+from multisched.queue.events import WILDCARD_EVENT, ClusterEvent
 from multisched.queue.queued_pod import QueuedPodInfo
 
 from .cycle_state import CycleState
@@ -39,6 +40,25 @@ PluginObserver = Callable[[str, str, str, float], None]
 
 class FrameworkError(Exception):
     """A profile that cannot be instantiated (a plugin factory failed)."""
+
+
+def _events_to_register(profile: str, name: str, plugin: Any) -> tuple[ClusterEvent, ...]:
+    declared = getattr(plugin, "events_to_register", None)
+    if declared is None:
+        return (WILDCARD_EVENT,)
+    try:
+        events = tuple(declared() if callable(declared) else declared)
+    except Exception as exc:
+        raise FrameworkError(
+            f"profile {profile}: plugin {name}: events_to_register failed: {exc}"
+        ) from exc
+    bad = [e for e in events if not isinstance(e, ClusterEvent)]
+    if bad:
+        raise FrameworkError(
+            f"profile {profile}: plugin {name}: events_to_register returned {bad[0]!r}, "
+            "not a ClusterEvent"
+        )
+    return events
 
 
 class _NoNominator:
@@ -96,6 +116,11 @@ class Framework:
                 raise FrameworkError(
                     f"profile {profile.scheduler_name}: plugin {name} failed to start: {exc}"
                 ) from exc
+        #: Plugin name -> the cluster events that may resolve its rejections (queueing hints).
+        self.plugin_events: dict[str, tuple[ClusterEvent, ...]] = {
+            name: _events_to_register(profile.scheduler_name, name, pl)
+            for name, pl in self.plugins.items()
+        }
         p = profile.plugins
 
         def at(point: str) -> list[Any]:

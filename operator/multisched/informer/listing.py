@@ -7,6 +7,7 @@ bodies are decoded with ``json`` only; the ApiClient still does auth, TLS and re
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,7 +90,7 @@ async def get_json(
     return data
 
 
-async def list_objects(
+async def list_pages(
     api_client: k8s.ApiClient,
     resource: Resource,
     *,
@@ -97,15 +98,15 @@ async def list_objects(
     label_selector: str = "",
     page_size: int = DEFAULT_PAGE_SIZE,
     timeout: float = 60.0,
-) -> ListResult:
-    """Every object of the kind, all namespaces, page by page.
+) -> AsyncIterator[ListResult]:
+    """Every object of the kind, all namespaces, one page at a time, so that a caller can
+    digest a page and let it go before the next one arrives. All pages are one snapshot:
+    they carry the same resourceVersion.
 
     A continue token that expired mid-list (410) is raised to the caller, which lists
     again from the start, as the reflector does.
     """
-    items: list[dict[str, Any]] = []
     token = ""
-    resource_version = ""
     while True:
         query: list[tuple[str, str]] = [("limit", str(page_size))]
         if field_selector:
@@ -116,10 +117,34 @@ async def list_objects(
             query.append(("continue", token))
         page = await get_json(api_client, resource.path(), query, timeout)
         meta = page.get("metadata") or {}
-        for item in page.get("items") or ():
-            if isinstance(item, dict):
-                items.append(item)
-        resource_version = str(meta.get("resourceVersion") or resource_version)
+        items = [item for item in page.get("items") or () if isinstance(item, dict)]
+        del page
+        yield ListResult(items, str(meta.get("resourceVersion") or ""))
         token = str(meta.get("continue") or "")
         if not token:
-            return ListResult(items, resource_version)
+            return
+
+
+async def list_objects(
+    api_client: k8s.ApiClient,
+    resource: Resource,
+    *,
+    field_selector: str = "",
+    label_selector: str = "",
+    page_size: int = DEFAULT_PAGE_SIZE,
+    timeout: float = 60.0,
+) -> ListResult:
+    """Every object of the kind, all namespaces, in one list (see ``list_pages``)."""
+    items: list[dict[str, Any]] = []
+    resource_version = ""
+    async for page in list_pages(
+        api_client,
+        resource,
+        field_selector=field_selector,
+        label_selector=label_selector,
+        page_size=page_size,
+        timeout=timeout,
+    ):
+        items.extend(page.items)
+        resource_version = page.resource_version or resource_version
+    return ListResult(items, resource_version)

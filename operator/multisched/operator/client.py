@@ -4,26 +4,37 @@ Requests go through kubernetes_asyncio's ``ApiClient`` (auth, TLS, token refresh
 are plain JSON both ways: the generated models cannot read a Binding response ("Invalid
 value for `target`, must not be `None`"), and MicroTime round-trips are lossy, so no
 model decoding happens here.
+
+Writes happen only while ``may_write()`` holds (the leader elector owns that truth). It is
+asked before a write and again when the connection is in hand, right before the request
+goes on the wire: a replica frozen past its lease must not send what it prepared before.
+Transport failures become ``ApiUnreachable``; ``Reachability`` logs an outage once.
+Scheduling events and PodScheduled patches go through the ``Recorder`` (off the hot path).
 """
 
 from __future__ import annotations
 
+import contextvars
 import json
 import logging
 import os
+import re
 import socket
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
+from types import SimpleNamespace
 from typing import Any
 
+import aiohttp
 from kubernetes_asyncio import client as k8s
 from kubernetes_asyncio import config as k8s_config
 
 from multisched.cache import PodInfo
-from multisched.framework import BindingConflict
+from multisched.framework import ApiUnavailable, BindingConflict
 
 from .options import COMPONENT
+from .recorder import Reachability, Recorder
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +55,53 @@ class ApiError(Exception):
 
 class NotLeader(Exception):
     """This replica lost the lease; it must not write bindings any more."""
+
+
+class ApiUnreachable(ApiError, ApiUnavailable):
+    """No answer from the API server (status 0). An ``ApiError`` for callers that handle
+    those, an ``ApiUnavailable`` for the scheduler (``maybe_sent``: outcome unknown)."""
+
+    def __init__(self, message: str, maybe_sent: bool) -> None:
+        Exception.__init__(self, message)
+        self.status = 0
+        self.message = message
+        self.maybe_sent = maybe_sent
+
+
+#: 409 text of pods/binding when the pod already has a node (registry/core/pod/storage).
+_ASSIGNED = re.compile(r'already assigned to node "([^"]*)"')
+
+#: The write guard of the request being made in this task (read by the wire hook).
+_WIRE_GUARD: contextvars.ContextVar[Callable[[], bool] | None] = contextvars.ContextVar(
+    "multisched_wire_guard", default=None
+)
+
+
+async def _check_wire_guard(
+    session: aiohttp.ClientSession, ctx: SimpleNamespace, params: object
+) -> None:
+    """Runs when the connection is in hand, after every await that precedes the send."""
+    guard = _WIRE_GUARD.get()
+    if guard is not None and not guard():
+        raise NotLeader("not the leader any more; request not sent")
+
+
+def _wire_guard_trace() -> aiohttp.TraceConfig:
+    trace = aiohttp.TraceConfig()
+    trace.on_connection_reuseconn.append(_check_wire_guard)
+    trace.on_connection_create_end.append(_check_wire_guard)
+    trace.freeze()
+    return trace
+
+
+_WIRE_TRACE = _wire_guard_trace()
+
+
+def _transport_error(exc: BaseException) -> ApiUnreachable:
+    """A connect failure sent nothing; anything later may have reached the server."""
+    sent = not isinstance(exc, aiohttp.ClientConnectorError | aiohttp.ConnectionTimeoutError)
+    text = str(exc) or type(exc).__name__
+    return ApiUnreachable(f"API server unreachable: {text}", maybe_sent=sent)
 
 
 def now_time() -> str:
@@ -76,9 +134,18 @@ async def load_configuration(kubeconfig: str | None = None) -> k8s.Configuration
 class Api:
     """Raw JSON requests with the ApiClient's authentication."""
 
-    def __init__(self, api_client: k8s.ApiClient, timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        api_client: k8s.ApiClient,
+        timeout: float = 30.0,
+        reachability: Reachability | None = None,
+    ) -> None:
         self.api_client = api_client
         self.timeout = timeout
+        self.reachability = reachability or Reachability()
+        session = api_client.rest_client.pool_manager
+        if isinstance(session, aiohttp.ClientSession) and _WIRE_TRACE not in session.trace_configs:
+            session.trace_configs.append(_WIRE_TRACE)
 
     async def request(
         self,
@@ -88,21 +155,35 @@ class Api:
         *,
         content_type: str = "application/json",
         query: list[tuple[str, str]] | None = None,
+        guard: Callable[[], bool] | None = None,
+        kind: str = "other requests",
     ) -> dict[str, Any]:
-        resp = await self.api_client.call_api(
-            path,
-            method,
-            query_params=query or [],
-            header_params={"Accept": "application/json", "Content-Type": content_type},
-            body=dict(body) if body is not None else None,
-            auth_settings=["BearerToken"],
-            _preload_content=False,
-            _request_timeout=self.timeout,
-        )
+        """``guard``: the request is sent only while it holds (checked now and on the wire).
+        ``kind`` names the request in the outage summary ("bindings", "events", ...)."""
+        if guard is not None and not guard():
+            raise NotLeader("not the leader any more; request not sent")
+        token = _WIRE_GUARD.set(guard)
         try:
-            raw = await resp.read()
+            resp = await self.api_client.call_api(
+                path,
+                method,
+                query_params=query or [],
+                header_params={"Accept": "application/json", "Content-Type": content_type},
+                body=dict(body) if body is not None else None,
+                auth_settings=["BearerToken"],
+                _preload_content=False,
+                _request_timeout=self.timeout,
+            )
+            try:
+                raw = await resp.read()
+            finally:
+                resp.release()
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+            self.reachability.unreachable(kind, exc)
+            raise _transport_error(exc) from None
         finally:
-            resp.release()
+            _WIRE_GUARD.reset(token)
+        self.reachability.answered()
         data: Any = {}
         if raw:
             try:
@@ -143,20 +224,31 @@ class KubeClient:
         api: Api,
         instance: str | None = None,
         is_pending: Callable[[str], bool] | None = None,
+        may_write: Callable[[], bool] | None = None,
     ) -> None:
         self.api = api
         #: ``reportingInstance`` of our events.
         self.instance = instance or socket.gethostname()
         #: Whether a pod is still unbound and alive; failures of others are not reported.
         self.is_pending = is_pending
-        #: Cleared when this replica is not (or no longer) the leader: no new bindings.
-        self.active = True
+        #: Whether this replica may write now (it leads, or election is off).
+        self.may_write: Callable[[], bool] = may_write or (lambda: True)
+        self.recorder = Recorder(self, self._guard)
+        api.reachability.reporters.append(self.recorder.take_dropped)
+
+    def _guard(self) -> bool:
+        return self.may_write()
+
+    async def close(self) -> None:
+        """Stop the recorder (what is still queued is not sent)."""
+        await self.recorder.close()
 
     # -- ClusterClient --------------------------------------------------------------------
 
     async def bind(self, pod: PodInfo, node_name: str) -> None:
-        if not self.active:
-            raise NotLeader("not the leader any more; binding skipped")
+        """POST the binding; a 409 naming the same node means an earlier attempt (whose
+        answer was lost) already bound it: success. Another node: ``BindingConflict``
+        with ``bound_to``."""
         meta: dict[str, Any] = {"name": pod.name, "namespace": pod.namespace}
         uid = _real_uid(pod)
         if uid:
@@ -168,15 +260,24 @@ class KubeClient:
             "target": {"apiVersion": "v1", "kind": "Node", "name": node_name},
         }
         try:
-            await self.api.request("POST", _pod_path(pod, "binding"), body)
+            await self.api.request(
+                "POST", _pod_path(pod, "binding"), body, guard=self._guard, kind="bindings"
+            )
+        except ApiUnreachable:
+            raise
         except ApiError as exc:
             if exc.status in (404, 409):
-                raise BindingConflict(exc.status, exc.message or str(exc)) from None
+                match = _ASSIGNED.search(exc.message) if exc.status == 409 else None
+                bound_to = match.group(1) if match else ""
+                if bound_to == node_name:
+                    logger.info("pod %s was already bound to %s", pod.key, node_name)
+                    return
+                raise BindingConflict(exc.status, exc.message or str(exc), bound_to) from None
             raise
 
     async def delete_pod(self, pod: PodInfo, reason: str) -> None:
         """Mark the victim (DisruptionTarget, as upstream), delete it, record ``Preempted``."""
-        if not self.active:
+        if not self.may_write():
             raise NotLeader("not the leader any more; preemption skipped")
         condition = {
             "type": "DisruptionTarget",
@@ -196,41 +297,52 @@ class KubeClient:
         if uid:
             body["preconditions"] = {"uid": uid}
         try:
-            await self.api.request("DELETE", _pod_path(pod), body)
+            await self.api.request(
+                "DELETE", _pod_path(pod), body, guard=self._guard, kind="preemptions"
+            )
         except ApiError as exc:
             if exc.status in (404, 409):  # gone, or a new pod took the name
                 return
             raise
-        await self._pod_event(pod, "Normal", "Preempted", reason, COMPONENT, "Preempting")
+        self._pod_event(pod, "Normal", "Preempted", reason, COMPONENT, "Preempting")
 
     async def set_nominated_node(self, pod: PodInfo, node_name: str) -> None:
-        if not self.active:
+        if not self.may_write():
             raise NotLeader("not the leader any more; nomination skipped")
         body = {"status": {"nominatedNodeName": node_name or None}}
         try:
             await self.api.request(
-                "PATCH", _pod_path(pod, "status"), body, content_type=STRATEGIC_MERGE_PATCH
+                "PATCH",
+                _pod_path(pod, "status"),
+                body,
+                content_type=STRATEGIC_MERGE_PATCH,
+                guard=self._guard,
+                kind="status patches",
             )
         except ApiError as exc:
             if exc.status != 404:
                 raise
 
-    # -- SchedulingEvents -----------------------------------------------------------------
+    # -- SchedulingEvents (queued: these never wait for the API server) --------------------
 
     async def scheduled(self, profile: str, pod: PodInfo, node_name: str) -> None:
         message = f"Successfully assigned {pod.key} to {node_name}"
-        await self._pod_event(pod, "Normal", "Scheduled", message, profile, "Binding")
+        self._pod_event(pod, "Normal", "Scheduled", message, profile, "Binding")
 
     async def failed(self, profile: str, pod: PodInfo, reason: str, message: str) -> None:
-        if not self.active:
+        if not self.may_write():
             return  # stepped down mid-cycle: the new leader reports for itself
         if self.is_pending is not None and not self.is_pending(pod.uid):
             return  # bound (maybe by someone else) or deleted meanwhile
-        await self._pod_event(pod, "Warning", "FailedScheduling", message, profile, "Scheduling")
-        await self._pod_scheduled_false(pod, reason, message)
+        self._pod_event(pod, "Warning", "FailedScheduling", message, profile, "Scheduling")
+        self.recorder.record_patch(
+            ("PodScheduled", pod.uid), lambda: self._pod_scheduled_false(pod, reason, message)
+        )
 
     async def _pod_scheduled_false(self, pod: PodInfo, reason: str, message: str) -> None:
         """PodScheduled=False, skipped when already so (upstream ``updatePod``)."""
+        if self.is_pending is not None and not self.is_pending(pod.uid):
+            return  # bound or deleted while this waited in the recorder
         current = next(
             (
                 c
@@ -271,14 +383,18 @@ class KubeClient:
             _pod_path(pod, "status"),
             {"status": {"conditions": [condition]}},
             content_type=STRATEGIC_MERGE_PATCH,
+            guard=self._guard,
+            kind="status patches",
         )
 
-    async def _pod_event(
+    def _pod_event(
         self, pod: PodInfo, type_: str, reason: str, message: str, component: str, action: str
     ) -> None:
         ref = _ref(pod.raw, "v1", "Pod")
         ref.update(name=pod.name, namespace=pod.namespace)
-        await self.post_event(ref, pod.namespace, type_, reason, message, component, action)
+        self.recorder.record_event(
+            self._event_body(ref, pod.namespace, type_, reason, message, component, action)
+        )
 
     # -- generic --------------------------------------------------------------------------
 
@@ -292,17 +408,29 @@ class KubeClient:
         component: str,
         action: str = "",
     ) -> None:
-        """A core/v1 Event; cluster-scoped objects' events go to ``default`` as kubectl expects."""
+        """Post a core/v1 Event now (rare, already deduplicated reports such as a profile's
+        problems); cluster-scoped objects' events go to ``default`` as kubectl expects."""
+        body = self._event_body(involved, namespace, type_, reason, message, component, action)
+        stamp = now_time()
+        body.update(firstTimestamp=stamp, lastTimestamp=stamp, count=1)
+        await self.create_event(body)
+
+    def _event_body(
+        self,
+        involved: Mapping[str, Any],
+        namespace: str,
+        type_: str,
+        reason: str,
+        message: str,
+        component: str,
+        action: str,
+    ) -> dict[str, Any]:
         if len(message) > EVENT_MESSAGE_LIMIT:
             message = message[: EVENT_MESSAGE_LIMIT - 3] + "..."
-        stamp = now_time()
         body: dict[str, Any] = {
             "apiVersion": "v1",
             "kind": "Event",
-            "metadata": {
-                "name": f"{involved.get('name', 'object')}.{time.time_ns():x}",
-                "namespace": namespace,
-            },
+            "metadata": {"namespace": namespace},
             "involvedObject": dict(involved),
             "type": type_,
             "reason": reason,
@@ -310,13 +438,35 @@ class KubeClient:
             "source": {"component": component},
             "reportingComponent": component,
             "reportingInstance": f"{component}-{self.instance}"[:128],
-            "firstTimestamp": stamp,
-            "lastTimestamp": stamp,
-            "count": 1,
         }
         if action:
             body["action"] = action
-        await self.api.request("POST", f"/api/v1/namespaces/{namespace}/events", body)
+        return body
+
+    # -- recorder.EventSink ---------------------------------------------------------------
+
+    async def create_event(self, body: dict[str, Any]) -> str:
+        meta = body["metadata"]
+        name = f"{body['involvedObject'].get('name', 'object')}.{time.time_ns():x}"
+        body = {**body, "metadata": {**meta, "name": name}}
+        await self.api.request(
+            "POST",
+            f"/api/v1/namespaces/{meta['namespace']}/events",
+            body,
+            guard=self._guard,
+            kind="events",
+        )
+        return name
+
+    async def patch_event(self, namespace: str, name: str, patch: dict[str, Any]) -> None:
+        await self.api.request(
+            "PATCH",
+            f"/api/v1/namespaces/{namespace}/events/{name}",
+            patch,
+            content_type=MERGE_PATCH,
+            guard=self._guard,
+            kind="events",
+        )
 
     async def patch_cluster_status(
         self, group: str, version: str, plural: str, name: str, status: Mapping[str, Any]
@@ -327,4 +477,6 @@ class KubeClient:
             f"/apis/{group}/{version}/{plural}/{name}/status",
             {"status": dict(status)},
             content_type=MERGE_PATCH,
+            guard=self._guard,
+            kind="status patches",
         )

@@ -2,14 +2,19 @@
 
 Nothing is stored on watched objects: no finalizers, no progress annotations, no diff-base.
 
-- Pods, nodes, namespaces and PDBs feed the cache from *index* handlers. kopf runs index
-  handlers for the initial listing of every indexed resource before it runs any other
-  handler, so no SchedulerProfile is applied (and nothing is scheduled) before the cache
-  holds every node and bound pod - upstream's WaitForCacheSync. Index handlers see
-  listings, additions and modifications; deletions come through ``on.event``.
-- SchedulerProfiles are reconciled level-style from ``on.event``: each event carries the
-  whole object, the book skips generations it has seen, and statuses are written only when
-  they differ, so re-listings after a dropped watch are no-ops. Deletion needs no finalizer.
+kopf watches what it is made for, and nothing of high volume beyond that:
+
+- *Unscheduled* pods, selected server-side (``spec.nodeName=``, not finished), through
+  ``on.event``. A pod that leaves the selection - bound by us or anyone, finished, or
+  deleted - arrives as DELETED: it is no longer pending, and nothing more; the cache
+  learns what it holds on a node from the assigned-pod informer (intake.py).
+- SchedulerProfiles, reconciled level-style from ``on.event``: each event carries the
+  whole object, the book skips generations it has seen, and statuses are written only
+  when they differ. kopf reports no deletion that happened while its watch was down, so
+  the runtime also lists SchedulerProfiles after a gap and retires the missing ones.
+
+Nodes, assigned pods, namespaces and PDBs come from the intake's informers, never from
+``kopf.index``: indexing every pod of a cluster through kopf is quadratic at start-up.
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ from typing import Any
 
 import kopf
 
+from .depth import NoDiffBase, allow_api_depth
+from .intake import UNASSIGNED_PODS
 from .options import Options
 from .profiles import GROUP, PLURAL, VERSION
 from .runtime import Runtime
@@ -32,13 +39,13 @@ def _runtime(memo: Any) -> Runtime:
     return runtime
 
 
-def _deleted(type: str, **_: Any) -> bool:
-    return type == "DELETED"
-
-
 def configure(settings: kopf.OperatorSettings) -> None:
     # Leader election is our own Lease; kopf's peering would pause the watches instead.
     settings.peering.standalone = True
+    settings.watching.field_selectors["", "v1", "pods"] = UNASSIGNED_PODS
+    # Survive the deepest objects the API server stores (see depth.py).
+    settings.persistence.diffbase_storage = NoDiffBase()
+    allow_api_depth()
 
 
 @kopf.on.startup()
@@ -94,60 +101,16 @@ async def login(memo: kopf.Memo, **_: Any) -> kopf.ConnectionInfo | None:
     )
 
 
-# -- pods --------------------------------------------------------------------------------
+# -- unscheduled pods ------------------------------------------------------------------
 
 
-@kopf.index("", "v1", "pods")
-async def pod_seen(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
-    await _runtime(memo).on_pod(body)
-
-
-@kopf.on.event("", "v1", "pods", when=_deleted)
-async def pod_deleted(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
-    _runtime(memo).on_pod_deleted(body)
-
-
-# -- nodes -------------------------------------------------------------------------------
-
-
-@kopf.index("", "v1", "nodes")
-async def node_seen(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
-    _runtime(memo).on_node(body)
-
-
-@kopf.on.event("", "v1", "nodes", when=_deleted)
-async def node_deleted(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
-    _runtime(memo).on_node_deleted(body)
-
-
-# -- namespaces (labels for namespaceSelector) -------------------------------------------
-
-
-@kopf.index("", "v1", "namespaces")
-async def namespace_seen(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
-    _runtime(memo).on_namespace(body)
-
-
-@kopf.on.event("", "v1", "namespaces")
-async def namespace_event(type: str, body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
+@kopf.on.event("", "v1", "pods")
+async def pending_pod_event(type: str, body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
     runtime = _runtime(memo)
-    # Non-index handlers run only once every indexed resource is listed: caches are synced.
-    runtime.mark_synced()
     if type == "DELETED":
-        runtime.on_namespace(body, deleted=True)
-
-
-# -- PodDisruptionBudgets (preemption) ---------------------------------------------------
-
-
-@kopf.index("policy", "v1", "poddisruptionbudgets")
-async def pdb_seen(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
-    _runtime(memo).on_pdb(body)
-
-
-@kopf.on.event("policy", "v1", "poddisruptionbudgets", when=_deleted)
-async def pdb_deleted(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
-    _runtime(memo).on_pdb(body, deleted=True)
+        runtime.on_pending_pod_gone(body)
+    else:
+        await runtime.on_pod(body)
 
 
 # -- SchedulerProfiles -------------------------------------------------------------------
@@ -155,6 +118,4 @@ async def pdb_deleted(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
 
 @kopf.on.event(GROUP, VERSION, PLURAL)
 async def profile_event(type: str, body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
-    runtime = _runtime(memo)
-    runtime.mark_synced()
-    await runtime.on_profile(body, deleted=type == "DELETED")
+    await _runtime(memo).on_profile(body, deleted=type == "DELETED")

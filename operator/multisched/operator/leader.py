@@ -3,7 +3,14 @@
 Expiry is judged by local observation, not by the Lease's timestamps: a lease whose record
 has not changed for ``leaseDuration`` (on our clock) is free to take, so clock skew between
 replicas does not matter. Writes carry the last seen ``resourceVersion``; a 409 means another
-replica won the race. The leader that cannot renew within ``renewDeadline`` steps down at once.
+replica won the race.
+
+Leadership is a proof with an expiry: ``is_leader()`` holds only while the last successful
+write of the Lease (timed from before its request was sent, on the monotonic clock) is less
+than ``renewDeadline`` old. A standby takes over no earlier than ``leaseDuration`` after it
+saw that write, so a replica frozen past its deadline (SIGSTOP, a long GC pause) knows on
+waking, before any other coroutine writes, that it may no longer. Seeing another holder, or
+losing a write race, while leading ends leadership at once.
 """
 
 from __future__ import annotations
@@ -18,14 +25,15 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-from multisched.config.resolved import LeaderElection
-
 from .client import Api, ApiError, now_micro_time
+from .options import LeaderElection
 
 logger = logging.getLogger(__name__)
 
 #: client-go's ``JitterFactor`` for the acquire loop.
 JITTER_FACTOR = 1.2
+#: A failure that repeats is logged again at most this often (seconds).
+REPEAT_LOG_SECONDS = 60.0
 
 
 class LeaseConflict(Exception):
@@ -116,6 +124,10 @@ class LeaderElector:
         self._observed_holder = ""
         self._observed_version = ""
         self._observed_spec: dict[str, Any] = {}
+        #: Monotonic time at which the last successful acquire/renew request was sent.
+        self._renewed_at: float | None = None
+        #: The last failure logged and when (a lease that cannot be written is loud, once).
+        self._last_failure = ("", float("-inf"))
 
     @property
     def namespace(self) -> str:
@@ -130,12 +142,35 @@ class LeaderElector:
         """The last observed holder (for logs and tests)."""
         return self._observed_holder
 
+    def is_leader(self) -> bool:
+        """Whether this replica can prove it holds the lease right now (client-go
+        ``IsLeader`` plus the renew deadline): writes are allowed only while this is true."""
+        renewed = self._renewed_at
+        return (
+            renewed is not None
+            and self._observed_holder == self.identity
+            and self.clock() - renewed < self.settings.renew_deadline_seconds
+        )
+
+    def _lose(self) -> None:
+        self._renewed_at = None
+
+    def _failed(self, what: str, exc: BaseException) -> None:
+        """Log a failing Lease request at ERROR: when it is new, then once a minute."""
+        message = f"{what} lease {self.namespace}/{self.name}: {exc}"
+        last, when = self._last_failure
+        now = self.clock()
+        if message != last or now - when >= REPEAT_LOG_SECONDS:
+            self._last_failure = (message, now)
+            logger.error("%s (this replica does not schedule until it holds the lease)", message)
+
     # -- one attempt ----------------------------------------------------------------------
 
     def _spec(self, acquire_time: str, transitions: int) -> dict[str, Any]:
         return {
             "holderIdentity": self.identity,
-            "leaseDurationSeconds": max(1, round(self.settings.lease_duration_seconds)),
+            # client-go truncates to whole seconds; options guarantee >= 1s and int32.
+            "leaseDurationSeconds": max(1, int(self.settings.lease_duration_seconds)),
             "acquireTime": acquire_time,
             "renewTime": now_micro_time(),
             "leaseTransitions": transitions,
@@ -153,10 +188,11 @@ class LeaderElector:
 
     async def try_acquire_or_renew(self) -> bool:
         """One round of client-go's ``tryAcquireOrRenew``; True when we hold the lease."""
+        started = self.clock()
         try:
             lease = await self.api.get(self.namespace, self.name)
         except Exception as exc:
-            logger.warning("could not read lease %s/%s: %s", self.namespace, self.name, exc)
+            self._failed("could not read", exc)
             return False
         if lease is None:
             body = {
@@ -167,16 +203,28 @@ class LeaderElector:
             }
             try:
                 created = await self.api.create(self.namespace, body)
-            except Exception as exc:  # LeaseConflict: another replica created it first
-                logger.debug("could not create lease %s/%s: %s", self.namespace, self.name, exc)
+            except LeaseConflict:  # another replica created it first
+                self._lose()
+                return False
+            except Exception as exc:  # e.g. the namespace does not exist, RBAC, a bad name
+                self._failed("could not create", exc)
                 return False
             self._observe(created if created.get("spec") else body)
+            self._renewed_at = started
             return True
 
         self._observe(lease)
         holder = self._observed_holder
         expired = self._observed_time + self.settings.lease_duration_seconds <= self.clock()
         if holder and holder != self.identity and not expired:
+            if self._renewed_at is not None:
+                logger.warning(
+                    "lease %s/%s is now held by %s: stepping down",
+                    self.namespace,
+                    self.name,
+                    holder,
+                )
+            self._lose()
             return False
         spec = self._observed_spec
         if holder == self.identity:
@@ -195,10 +243,15 @@ class LeaderElector:
         }
         try:
             updated = await self.api.replace(self.namespace, self.name, body)
-        except Exception as exc:  # LeaseConflict: lost the race
-            logger.debug("could not update lease %s/%s: %s", self.namespace, self.name, exc)
+        except LeaseConflict:
+            # Only an expired lease is written by others: if it was ours, it is gone.
+            self._lose()
+            return False
+        except Exception as exc:
+            self._failed("could not update", exc)
             return False
         self._observe(updated if updated.get("spec") else body)
+        self._renewed_at = started
         return True
 
     async def release(self) -> None:
@@ -226,6 +279,7 @@ class LeaderElector:
             logger.warning("could not release lease %s/%s: %s", self.namespace, self.name, exc)
             return
         self._observed_holder = ""
+        self._lose()
         logger.info("released lease %s/%s", self.namespace, self.name)
 
     # -- the loop -------------------------------------------------------------------------
@@ -258,19 +312,26 @@ class LeaderElector:
             await self.sleep(period * (1 + self.rng.random() * JITTER_FACTOR))
 
     async def _renew(self) -> None:
-        """Returns when the lease could not be renewed within ``renewDeadline``."""
+        """Returns when leadership can no longer be proven: another holder, a lost write race,
+        or no successful renewal within ``renewDeadline`` of the last one (client-go times
+        each renew round from its start; we time it from the last success, so a replica
+        that was frozen steps down on waking instead of getting a fresh deadline)."""
         retry = self.settings.retry_period_seconds
         while True:
-            deadline = self.clock() + self.settings.renew_deadline_seconds
+            await self.sleep(retry)
             while True:
-                remaining = deadline - self.clock()
+                renewed_at = self._renewed_at
+                if renewed_at is None or self._observed_holder != self.identity:
+                    return  # another holder, or our write lost a race: logged already
+                remaining = renewed_at + self.settings.renew_deadline_seconds - self.clock()
                 if remaining <= 0:
                     logger.error(
-                        "failed to renew lease %s/%s within %.1fs: stepping down",
+                        "failed to renew lease %s/%s within %gs: stepping down",
                         self.namespace,
                         self.name,
                         self.settings.renew_deadline_seconds,
                     )
+                    self._lose()
                     return
                 renewed = False
                 # Not wait_for: on 3.11 it can swallow a cancellation that races completion.
@@ -279,8 +340,9 @@ class LeaderElector:
                         renewed = await self.try_acquire_or_renew()
                 if renewed:
                     break
-                await self.sleep(min(retry, max(0.0, deadline - self.clock())))
-            await self.sleep(retry)
+                if self._renewed_at is None:
+                    continue  # lost: leave at the top of the loop
+                await self.sleep(min(retry, max(0.0, remaining)))
 
     def _set_leading(self, leading: bool) -> None:
         if leading == self.leading:

@@ -8,6 +8,7 @@ import logging
 import os
 import sys
 from dataclasses import replace
+from typing import NoReturn
 from urllib.parse import urlsplit
 
 import kopf
@@ -33,8 +34,14 @@ def _duration(value: str) -> float:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        """One line, exit 2 (no usage block): the message names the flag."""
+        self.exit(2, f"error: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="multisched run",
         description="Run the scheduler against the cluster of the current kubeconfig "
         "(or in-cluster service account). Profiles come from SchedulerProfile objects.",
@@ -52,10 +59,10 @@ def build_parser() -> argparse.ArgumentParser:
         const=True,
         default=None,
         metavar="BOOL",
-        help="elect a leader through a Lease; overrides the profiles' leaderElection",
+        help="elect a leader through a Lease so that only one replica schedules (default false)",
     )
-    parser.add_argument("--lease-namespace", help="namespace of the Lease")
-    parser.add_argument("--lease-name", help="name of the Lease")
+    parser.add_argument("--lease-namespace", help="namespace of the Lease (default kube-system)")
+    parser.add_argument("--lease-name", help="name of the Lease (default multisched)")
     for flag, what in (
         ("lease-duration", "how long a lease is valid without renewal (default 15s)"),
         ("renew-deadline", "how long the leader tries to renew before it steps down (10s)"),
@@ -90,9 +97,9 @@ def options_from_args(args: argparse.Namespace, base: Options | None = None) -> 
     options = base if base is not None else Options.from_env()
     if args.leader_elect is not None:
         options = replace(options, leader_elect=args.leader_elect)
-    if args.lease_namespace:
+    if args.lease_namespace is not None:
         options = replace(options, lease_namespace=args.lease_namespace)
-    if args.lease_name:
+    if args.lease_name is not None:
         options = replace(options, lease_name=args.lease_name)
     if args.leader_elect_lease_duration is not None:
         options = replace(options, lease_duration=args.leader_elect_lease_duration)
@@ -121,7 +128,7 @@ def run(argv: list[str]) -> int:
     try:
         options = options_from_args(args)
         options.check()
-    except ValueError as exc:  # a bad MULTISCHED_* variable
+    except ValueError as exc:  # a bad flag or MULTISCHED_* variable: one line, exit 2
         print(f"error: {exc}", file=sys.stderr)
         return 2
     kopf.configure(debug=args.debug, verbose=args.verbose or args.debug)
@@ -129,6 +136,9 @@ def run(argv: list[str]) -> int:
         # kopf logs every handler call per object; our own logs say what matters.
         logging.getLogger("kopf.objects").setLevel(logging.WARNING)
     from . import handlers  # noqa: F401 - registers the handlers
+    from .depth import allow_api_depth
+
+    allow_api_depth()  # before the first watch decodes anything (see depth.py)
 
     memo = kopf.Memo(options=options)
     try:

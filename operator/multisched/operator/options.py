@@ -1,21 +1,41 @@
 """Process-level options of the operator: command line, else environment, else defaults.
 
 ``multisched run`` fills them from its flags; under plain ``kopf run -m multisched.operator``
-only the environment is available (``MULTISCHED_*``). Leader-election flags override the
-``leaderElection`` of the SchedulerProfiles field by field.
+only the environment is available (``MULTISCHED_*``). Leader election is a property of the
+process, as upstream keeps it at the top of the component config, never of a profile.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from multisched.config.resolved import LeaderElection
+from multisched.config import parse_duration
 
 DEFAULT_PORT = 8080
 #: Component name of events that belong to no profile (SchedulerProfile warnings).
 COMPONENT = "multisched"
+#: client-go's ``JitterFactor``: the renew deadline must exceed it times the retry period.
+JITTER_FACTOR = 1.2
+#: ``Lease.spec.leaseDurationSeconds`` is an int32 and must be positive.
+MAX_LEASE_SECONDS = 2**31 - 1
+
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderElection:
+    """Lease-based leader election settings (component-base LeaderElectionConfiguration)."""
+
+    leader_elect: bool = False
+    resource_namespace: str = "kube-system"
+    resource_name: str = "multisched"
+    lease_duration_seconds: float = 15.0
+    renew_deadline_seconds: float = 10.0
+    retry_period_seconds: float = 2.0
 
 
 def _flag(value: str | None) -> bool | None:
@@ -29,16 +49,29 @@ def _flag(value: str | None) -> bool | None:
     raise ValueError(f"not a boolean: {value!r}")
 
 
+def _env_duration(env: Mapping[str, str], name: str) -> float | None:
+    value = env.get(name)
+    if not value:
+        return None
+    try:
+        return parse_duration(value)
+    except ValueError as exc:
+        raise ValueError(f"{name}: {exc}") from None
+
+
+def _seconds(value: float) -> str:
+    return f"{value:g}s"
+
+
 @dataclass(frozen=True, slots=True)
 class Options:
-    #: None: not given, the SchedulerProfile's ``leaderElection`` decides.
-    leader_elect: bool | None = None
-    lease_namespace: str | None = None
-    lease_name: str | None = None
-    #: Seconds; None keeps the profile's (or the default) value.
-    lease_duration: float | None = None
-    renew_deadline: float | None = None
-    retry_period: float | None = None
+    leader_elect: bool = False
+    lease_namespace: str = "kube-system"
+    lease_name: str = "multisched"
+    #: Seconds.
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
     #: Health and metrics server; port 0 disables it.
     http_host: str = "0.0.0.0"
     http_port: int = DEFAULT_PORT
@@ -50,42 +83,73 @@ class Options:
     def from_env(cls, env: Mapping[str, str] | None = None) -> Options:
         env = os.environ if env is None else env
         port = env.get("MULTISCHED_METRICS_PORT")
+        defaults = cls()
+        lease = _env_duration(env, "MULTISCHED_LEASE_DURATION")
+        renew = _env_duration(env, "MULTISCHED_RENEW_DEADLINE")
+        retry = _env_duration(env, "MULTISCHED_RETRY_PERIOD")
         return cls(
-            leader_elect=_flag(env.get("MULTISCHED_LEADER_ELECT")),
-            lease_namespace=env.get("MULTISCHED_LEASE_NAMESPACE") or None,
-            lease_name=env.get("MULTISCHED_LEASE_NAME") or None,
+            leader_elect=bool(_flag(env.get("MULTISCHED_LEADER_ELECT"))),
+            lease_namespace=env.get("MULTISCHED_LEASE_NAMESPACE") or defaults.lease_namespace,
+            lease_name=env.get("MULTISCHED_LEASE_NAME") or defaults.lease_name,
+            lease_duration=defaults.lease_duration if lease is None else lease,
+            renew_deadline=defaults.renew_deadline if renew is None else renew,
+            retry_period=defaults.retry_period if retry is None else retry,
             http_port=int(port) if port else DEFAULT_PORT,
             kubeconfig=env.get("MULTISCHED_KUBECONFIG") or None,
         )
 
-    def leader_election(self, configured: LeaderElection) -> LeaderElection:
-        """The profile's settings with the command line laid over them."""
-        result = configured
-        if self.leader_elect is not None:
-            result = replace(result, leader_elect=self.leader_elect)
-        if self.lease_namespace:
-            result = replace(result, resource_namespace=self.lease_namespace)
-        if self.lease_name:
-            result = replace(result, resource_name=self.lease_name)
-        if self.lease_duration is not None:
-            result = replace(result, lease_duration_seconds=self.lease_duration)
-        if self.renew_deadline is not None:
-            result = replace(result, renew_deadline_seconds=self.renew_deadline)
-        if self.retry_period is not None:
-            result = replace(result, retry_period_seconds=self.retry_period)
-        return result
+    def leader_election(self) -> LeaderElection:
+        return LeaderElection(
+            leader_elect=self.leader_elect,
+            resource_namespace=self.lease_namespace,
+            resource_name=self.lease_name,
+            lease_duration_seconds=self.lease_duration,
+            renew_deadline_seconds=self.renew_deadline,
+            retry_period_seconds=self.retry_period,
+        )
 
     def check(self) -> None:
-        """Reject timing flags that cannot work together (as the config room does)."""
-        timing = self.leader_election(LeaderElection())
-        lease, renew = timing.lease_duration_seconds, timing.renew_deadline_seconds
-        retry = timing.retry_period_seconds
-        if min(lease, renew, retry) <= 0:
-            raise ValueError("leader election durations must be greater than zero")
-        if renew >= lease:
-            raise ValueError(f"renew deadline {renew}s must be less than lease duration {lease}s")
-        if renew <= 1.2 * retry:
+        """Refuse leader-election settings that cannot work, as upstream does at start-up
+        (component-base validation, client-go ``NewLeaderElector``, Lease validation), with
+        one line naming the flag. Checked whether or not election is on, so turning it on
+        later (a rollout to 2 replicas) cannot be the first time they are looked at."""
+        lease, renew, retry = self.lease_duration, self.renew_deadline, self.retry_period
+        for flag, value in (
+            ("--leader-elect-lease-duration", lease),
+            ("--leader-elect-renew-deadline", renew),
+            ("--leader-elect-retry-period", retry),
+        ):
+            if value <= 0:
+                raise ValueError(f"{flag}: {_seconds(value)} must be greater than zero")
+        if lease < 1:
             raise ValueError(
-                f"retry period {retry}s is too long for renew deadline {renew}s "
-                "(the deadline must exceed 1.2 x the retry period)"
+                f"--leader-elect-lease-duration: {_seconds(lease)} is less than 1s "
+                "(a Lease counts its duration in whole seconds)"
+            )
+        if lease > MAX_LEASE_SECONDS:
+            raise ValueError(
+                f"--leader-elect-lease-duration: {_seconds(lease)} is more than "
+                f"{MAX_LEASE_SECONDS}s, the most a Lease's leaseDurationSeconds holds"
+            )
+        if renew >= lease:
+            raise ValueError(
+                f"--leader-elect-renew-deadline: {_seconds(renew)} must be less than "
+                f"--leader-elect-lease-duration {_seconds(lease)}"
+            )
+        if renew <= JITTER_FACTOR * retry:
+            raise ValueError(
+                f"--leader-elect-retry-period: {_seconds(retry)} is too long for "
+                f"--leader-elect-renew-deadline {_seconds(renew)} (the deadline must exceed "
+                f"{JITTER_FACTOR} x the retry period)"
+            )
+        if len(self.lease_namespace) > 63 or not _DNS_LABEL.fullmatch(self.lease_namespace):
+            raise ValueError(
+                f"--lease-namespace: {self.lease_namespace!r} is not a valid namespace name "
+                "(lower-case letters, digits and '-', at most 63 characters)"
+            )
+        if len(self.lease_name) > 253 or not _DNS_SUBDOMAIN.fullmatch(self.lease_name):
+            raise ValueError(
+                f"--lease-name: {self.lease_name!r} is not a valid Lease name "
+                "(a DNS subdomain: lower-case letters, digits, '-' and '.', at most 253 "
+                "characters)"
             )

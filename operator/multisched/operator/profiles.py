@@ -5,7 +5,7 @@ generation keeps the object's last good configuration in effect. Objects are the
 oldest first (creationTimestamp, then name): a schedulerName belongs to the oldest object
 that claims it, and a newer object claiming a taken name is left out as a whole, so one
 object is always applied or not as a unit. Global settings (percentageOfNodesToScore,
-backoffs, leaderElection) come from the oldest applied object.
+backoffs) come from the oldest applied object; leader election is the process's (flags).
 
 No I/O here: the runtime feeds objects in and writes the statuses out.
 """
@@ -38,6 +38,13 @@ REASON_APPLIED = "Applied"
 REASON_INVALID = "InvalidConfiguration"
 REASON_NAME_CONFLICT = "SchedulerNameConflict"
 REASON_QUEUE_SORT_CONFLICT = "QueueSortConflict"
+
+#: ``metav1.Condition`` message limit (the CRD's maxLength): a longer status is refused.
+CONDITION_MESSAGE_LIMIT = 32768
+
+#: Deepest nesting read from a spec. Built-in args need about 12 levels; anything far
+#: deeper is refused on the status before recursive code (pydantic, copies) sees it.
+MAX_SPEC_DEPTH = 64
 
 Builder = Callable[[ResolvedConfig], dict[str, Framework]]
 
@@ -91,6 +98,46 @@ def _object_meta(body: Mapping[str, Any]) -> tuple[str, str, str, int]:
     )
 
 
+def too_deep(obj: Any, limit: int = MAX_SPEC_DEPTH) -> str | None:
+    """The path (as written in YAML) where ``obj`` nests deeper than ``limit``, else None.
+
+    Iterative, so it works on objects that recursion cannot walk.
+    """
+    stack: list[tuple[Any, int, tuple[str | int, ...]]] = [(obj, 0, ())]
+    while stack:
+        node, depth, path = stack.pop()
+        if depth > limit:
+            return _render(path)
+        if isinstance(node, Mapping):
+            stack.extend((v, depth + 1, (*path[:8], str(k))) for k, v in node.items())
+        elif isinstance(node, list | tuple):
+            stack.extend((v, depth + 1, (*path[:8], i)) for i, v in enumerate(node))
+    return None
+
+
+def _render(path: tuple[str | int, ...]) -> str:
+    out = ""
+    for part in path[:8]:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+    return out + (".…" if len(path) > 8 else "")
+
+
+def condition_message(message: str, limit: int = CONDITION_MESSAGE_LIMIT) -> str:
+    """``message`` cut to ``limit`` (in bytes, so also in characters) at a line boundary,
+    saying how many of its lines (one per problem) are left out."""
+    data = message.encode()
+    if len(data) <= limit:
+        return message
+    total = message.count("\n") + 1
+    # Reserve room for the note; its digits are bounded by the number of lines.
+    room = limit - len(f"\n… ({total} of {total} problems not shown)".encode())
+    kept = data[:room].decode(errors="ignore")
+    if "\n" in kept:
+        kept = kept[: kept.rindex("\n")]
+    shown = kept.count("\n") + 1
+    return f"{kept}\n… ({total - shown} of {total} problems not shown)"
+
+
 def profile_summary(prof: ResolvedProfile) -> dict[str, Any]:
     """``status.profiles[]`` entry: extension point -> plugin names in run order."""
     return {
@@ -120,12 +167,20 @@ class ProfileBook:
             obj = self.objects[name] = ProfileObject(name, uid, created, generation)
         obj.generation = generation
         obj.status = status
+        raw = body.get("spec") or {}
+        where = too_deep(raw)
+        if where is not None:
+            obj.error = f"{where or 'spec'}: nested more than {MAX_SPEC_DEPTH} levels deep"
+            return True
         try:
-            spec = parse_scheduler_profile_spec(body.get("spec") or {})
+            spec = parse_scheduler_profile_spec(raw)
             config = resolve(spec, self.catalog)
             frameworks = self.build(config)
         except ConfigError as exc:
             obj.error = str(exc)
+            return True
+        except RecursionError:  # a plugin's own walk of its args, say: never the operator's
+            obj.error = "too deeply nested to read"
             return True
         except Exception as exc:  # a plugin refused its args when instantiated
             obj.error = str(exc) or type(exc).__name__
@@ -194,7 +249,6 @@ class ProfileBook:
                 percentage_of_nodes_to_score=base.percentage_of_nodes_to_score,
                 pod_initial_backoff_seconds=base.pod_initial_backoff_seconds,
                 pod_max_backoff_seconds=base.pod_max_backoff_seconds,
-                leader_election=base.leader_election,
             )
         self.combined = Combined(combined_config, frameworks, owners, verdicts)
         return self.combined
@@ -228,7 +282,7 @@ class ProfileBook:
             "type": READY,
             "status": status,
             "reason": verdict.reason,
-            "message": verdict.message,
+            "message": condition_message(verdict.message),
             "observedGeneration": obj.generation,
             "lastTransitionTime": (
                 old.get("lastTransitionTime")

@@ -34,7 +34,7 @@ class Candidate:
 
 def start_time(pod: PodInfo, now: float) -> float:
     """``status.startTime`` as epoch seconds; a pod not started counts as starting ``now``."""
-    raw = (pod.raw.get("status") or {}).get("startTime")
+    raw = pod.start_time
     if not raw:
         return now
     try:

@@ -162,7 +162,7 @@ class DefaultPreemption:
         node = self._handle.snapshot.get(nominated)
         if node is not None:
             for p in node.pods:
-                if p.priority < pod.priority and _terminating_by_preemption(p):
+                if p.priority < pod.priority and p.preempted_by_scheduler:
                     return False, MSG_NOT_ELIGIBLE_TERMINATING
         return True, ""
 
@@ -315,18 +315,6 @@ def _nominated_node(handle: Handle, pod: PodInfo) -> str:
     if lookup is None:
         return ""
     return str(lookup(pod.uid) or "")
-
-
-def _terminating_by_preemption(pod: PodInfo) -> bool:
-    """Deleted, with the DisruptionTarget condition the scheduler sets when preempting."""
-    if not pod.terminating:
-        return False
-    for cond in (pod.raw.get("status") or {}).get("conditions") or ():
-        if cond.get("type") == "DisruptionTarget":
-            return bool(
-                cond.get("status") == "True" and cond.get("reason") == "PreemptionByScheduler"
-            )
-    return False
 
 
 def _as_error(status: Status) -> Status:

@@ -22,6 +22,7 @@ from multisched.framework import (
     PreFilterResult,
     Status,
 )
+from multisched.queue.events import ADD, ALL, NODE, POD, UPDATE_NODE_LABEL, ClusterEvent
 
 from ._inter_pod_affinity_state import PreFilterState, PreScoreState, ScoreCounter
 
@@ -74,6 +75,13 @@ class InterPodAffinity:
         self._handle = handle
 
     # -- PreFilter / Filter ----------------------------------------------------------------
+
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        # Pods come and go or change labels; a node's topology labels may change.
+        return (
+            ClusterEvent(POD, ALL),
+            ClusterEvent(NODE, ADD | UPDATE_NODE_LABEL),
+        )
 
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from multisched.cache import NodeInfo, PodInfo
 from multisched.framework import CycleState, Handle, Status
+from multisched.queue.events import ADD, NODE, ClusterEvent
 
 NAME = "NodeName"
 ERR_REASON = "node(s) didn't match the requested node name"
@@ -22,6 +23,10 @@ class NodeName:
 
     def __init__(self, args: object, handle: Handle | None) -> None:
         pass
+
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        # Only the named node appearing helps.
+        return (ClusterEvent(NODE, ADD),)
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
         wanted = pod.node_name

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from multisched.cache import NodeInfo, PodInfo
 from multisched.framework import CycleState, Handle, PreFilterResult, Status
+from multisched.queue.events import ADD, DELETE, NODE, POD, ClusterEvent
 
 NAME = "NodePorts"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
@@ -37,6 +38,13 @@ class NodePorts:
 
     def __init__(self, args: object, handle: Handle | None) -> None:
         pass
+
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        # Ports free up when a pod goes; a node update cannot free one.
+        return (
+            ClusterEvent(POD, DELETE),
+            ClusterEvent(NODE, ADD),
+        )
 
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]

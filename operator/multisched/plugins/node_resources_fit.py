@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 
 from multisched.cache import NodeInfo, PodInfo
 from multisched.framework import CycleState, Handle, PreFilterResult, Status
+from multisched.queue.events import ADD, DELETE, NODE, POD, UPDATE_NODE_ALLOCATABLE, ClusterEvent
 
 from ._label_validation import aggregate, invalid, label_name_errors, not_supported, required
 from ._resource_allocation import (
@@ -226,6 +227,13 @@ class NodeResourcesFit:
             self._scorer = least_allocated
 
     # -- PreFilter / Filter ------------------------------------------------------------------
+
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        # Room frees up when a pod goes, or a node comes or grows.
+        return (
+            ClusterEvent(POD, DELETE),
+            ClusterEvent(NODE, ADD | UPDATE_NODE_ALLOCATABLE),
+        )
 
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]

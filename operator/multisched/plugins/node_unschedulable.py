@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from multisched.cache import NodeInfo, PodInfo, Taint
 from multisched.framework import CycleState, Status
+from multisched.queue.events import ADD, NODE, UPDATE_NODE_TAINT, ClusterEvent
 
 NAME = "NodeUnschedulable"
 ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
@@ -15,6 +16,10 @@ class NodeUnschedulable:
 
     def __init__(self, args: object, handle: object) -> None:
         pass
+
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        # spec.unschedulable changes arrive as taint updates (as upstream).
+        return (ClusterEvent(NODE, ADD | UPDATE_NODE_TAINT),)
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
         if not node.unschedulable:

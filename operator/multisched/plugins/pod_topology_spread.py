@@ -22,6 +22,16 @@ from multisched.framework import (
     PreFilterResult,
     Status,
 )
+from multisched.queue.events import (
+    ADD,
+    ALL,
+    DELETE,
+    NODE,
+    POD,
+    UPDATE_NODE_LABEL,
+    UPDATE_NODE_TAINT,
+    ClusterEvent,
+)
 
 from ._topology_spread_args import (
     DO_NOT_SCHEDULE,
@@ -86,6 +96,13 @@ class PodTopologySpread:
         return build_default_constraints(defaults, pod, action) if defaults else []
 
     # -- PreFilter / Filter ----------------------------------------------------------------
+
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        # Matching pods and topology domains move the skew; taints count under nodeTaintsPolicy.
+        return (
+            ClusterEvent(POD, ALL),
+            ClusterEvent(NODE, ADD | DELETE | UPDATE_NODE_LABEL | UPDATE_NODE_TAINT),
+        )
 
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from multisched.cache import PodInfo
 from multisched.framework import Handle, Status
+from multisched.queue.events import POD, UPDATE, ClusterEvent
 
 NAME = "SchedulingGates"
 
@@ -17,6 +18,10 @@ class SchedulingGates:
 
     def __init__(self, args: object, handle: Handle | None) -> None:
         pass
+
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        # Only removing a gate from the pod itself helps.
+        return (ClusterEvent(POD, UPDATE),)
 
     def pre_enqueue(self, pod: PodInfo) -> Status | None:
         gates = pod.scheduling_gates

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from multisched.cache import NodeInfo, PodInfo, Toleration
 from multisched.framework import MAX_NODE_SCORE, CycleState, Handle, PluginError, Status
+from multisched.queue.events import ADD, NODE, UPDATE_NODE_TAINT, ClusterEvent
 
 from ._normalize import default_normalize_score
 
@@ -41,6 +42,10 @@ class TaintToleration:
 
     def __init__(self, args: object, handle: Handle | None) -> None:
         pass
+
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        # Only a node's taints decide toleration.
+        return (ClusterEvent(NODE, ADD | UPDATE_NODE_TAINT),)
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
         if not node.taints or not find_untolerated_taint(pod, node):

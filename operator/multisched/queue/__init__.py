@@ -1,6 +1,7 @@
 """The scheduling queue: activeQ, backoffQ, unschedulable pool and the pod nominator."""
 
+from .events import WILDCARD_EVENT, ClusterEvent
 from .queued_pod import QueuedPodInfo
 from .scheduling_queue import PodNominator, SchedulingQueue
 
-__all__ = ["PodNominator", "QueuedPodInfo", "SchedulingQueue"]
+__all__ = ["WILDCARD_EVENT", "ClusterEvent", "PodNominator", "QueuedPodInfo", "SchedulingQueue"]

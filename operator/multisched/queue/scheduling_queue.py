@@ -4,6 +4,10 @@
 - A pod that failed waits in the unschedulable pool until a cluster event may help it
   (``move_all_to_active_or_backoff``), or 5 minutes pass; it then goes to backoffQ if
   its backoff (initial * 2^(attempts-1), capped) has not expired, else to activeQ.
+- Queueing hints: an event moves only the pods that one of their rejecting plugins
+  (``unschedulable_plugins``) registered for (``plugin_events``); a plugin the map does
+  not know counts as registered for every event, as upstream treats plugins without
+  EnqueueExtensions.
 - PreEnqueue rejections (scheduling gates) park the pod in the pool, marked gated.
 """
 
@@ -14,10 +18,11 @@ import contextlib
 import heapq
 import itertools
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 
 from multisched.cache import PodInfo
 
+from .events import WILDCARD_EVENT, ClusterEvent, as_event
 from .queued_pod import QueuedPodInfo
 
 Less = Callable[[QueuedPodInfo, QueuedPodInfo], bool]
@@ -87,6 +92,8 @@ class SchedulingQueue:
         self.max_backoff = max_backoff
         self.clock = clock
         self.nominator = PodNominator()
+        #: Plugin name -> the cluster events it registered (set by the scheduler per config).
+        self.plugin_events: Mapping[str, tuple[ClusterEvent, ...]] = {}
         self._active: list[_Ordered] = []
         self._backoff: list[tuple[float, int, QueuedPodInfo]] = []
         self._unschedulable: dict[str, QueuedPodInfo] = {}
@@ -149,14 +156,15 @@ class SchedulingQueue:
         qpi = self._infos.pop(uid, None)
         if qpi is not None:
             self.nominator.delete_nominated_pod(qpi.pod)
-        if where == "active":
-            self._active = [e for e in self._active if e.qpi.pod.uid != uid]
-            heapq.heapify(self._active)
-        elif where == "backoff":
-            self._backoff = [e for e in self._backoff if e[2].pod.uid != uid]
-            heapq.heapify(self._backoff)
-        elif where == "unschedulable":
+        # Heap entries of active and backoff pods are left behind and skipped when they
+        # come up (``_current``): deleting is O(1), not a rebuild of the heap per pod.
+        if where == "unschedulable":
             self._unschedulable.pop(uid, None)
+
+    def _current(self, qpi: QueuedPodInfo, where: str) -> bool:
+        """A heap entry still stands for its pod (not deleted, nor deleted and re-added)."""
+        uid = qpi.pod.uid
+        return self._where.get(uid) == where and self._infos.get(uid) is qpi
 
     def delete_where(self, predicate: Callable[[QueuedPodInfo], bool]) -> int:
         """Forget every queued pod ``predicate`` selects (e.g. of a retired profile)."""
@@ -175,7 +183,7 @@ class SchedulingQueue:
         while self._active:
             qpi = heapq.heappop(self._active).qpi
             uid = qpi.pod.uid
-            if self._where.get(uid) != "active":
+            if not self._current(qpi, "active"):
                 continue
             self._where[uid] = "in-flight"
             self._moved_since_pop.discard(uid)
@@ -257,22 +265,54 @@ class SchedulingQueue:
         now = self.clock()
         while self._backoff and self._backoff[0][0] <= now:
             _, _, qpi = heapq.heappop(self._backoff)
-            if self._where.get(qpi.pod.uid) == "backoff":
+            if self._current(qpi, "backoff"):
                 self._to_active_or_gated(qpi)
 
-    def move_all_to_active_or_backoff(self, event: str = "") -> int:
-        """A cluster event (node add/update, pod delete, profile change) may help every pod."""
+    def move_all_to_active_or_backoff(
+        self,
+        event: ClusterEvent | str = WILDCARD_EVENT,
+        only: Callable[[QueuedPodInfo], bool] | None = None,
+    ) -> int:
+        """A cluster event happened: pooled pods it may help go to activeQ or backoffQ.
+
+        ``event`` may be an upstream label ("NodeAdd", "AssignedPodDelete"); an unknown
+        label moves every pod. ``only`` narrows the candidates first (upstream's
+        AssignedPodAdded considers only pods with an affinity term matching the new pod).
+        """
+        event = as_event(event)
         for uid, where in self._where.items():
             if where == "in-flight":
                 self._moved_since_pop.add(uid)
-        moved = list(self._unschedulable.values())
-        self._unschedulable.clear()
+        if event.is_wildcard() and only is None:
+            moved = list(self._unschedulable.values())
+            self._unschedulable.clear()
+        else:
+            moved = [
+                q
+                for q in self._unschedulable.values()
+                if (only is None or only(q)) and self._worth_requeuing(q, event)
+            ]
+            for qpi in moved:
+                del self._unschedulable[qpi.pod.uid]
         for qpi in moved:
             if qpi.gated or not self._backing_off(qpi):
                 self._to_active_or_gated(qpi)
             else:
                 self._push_backoff(qpi)
         return len(moved)
+
+    def _worth_requeuing(self, qpi: QueuedPodInfo, event: ClusterEvent) -> bool:
+        """Whether a plugin that rejected the pod registered for ``event``."""
+        if event.is_wildcard() or not qpi.unschedulable_plugins:
+            return True  # failed for no plugin's reason (an error): any event may help
+        for plugin in qpi.unschedulable_plugins:
+            registered = self.plugin_events.get(plugin)
+            if registered is None:
+                return True
+            for reg in registered:
+                if reg.matches(event):
+                    return True
+        return False
 
     def flush_unschedulable_left_over(self) -> int:
         """Pods that waited in the pool longer than 5 minutes get another try."""
@@ -300,6 +340,9 @@ class SchedulingQueue:
             elif where in counts:
                 counts[where] += 1
         return counts
+
+    def has_unschedulable(self) -> bool:
+        return bool(self._unschedulable)
 
     def unschedulable_pods(self) -> Iterator[QueuedPodInfo]:
         return iter(list(self._unschedulable.values()))

@@ -3,6 +3,11 @@
 ``set_config`` swaps profiles atomically: a cycle takes its ``Framework`` once at the
 start, so a pod mid-cycle finishes under the profile it started with and the next pod
 uses the new one.
+
+The scheduling cycle never awaits between choosing a node and assuming the pod there.
+Everything after assume - waiting at Permit, PreBind, Bind - runs in a background binding
+task; only PreBind and Bind (the API calls) take one of ``max_concurrent_binds`` slots,
+so pods held at Permit (gangs) never stop other pods from being scheduled.
 """
 
 from __future__ import annotations
@@ -11,11 +16,13 @@ import asyncio
 import logging
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from multisched.cache import Cache, PodInfo
 from multisched.config.resolved import ResolvedConfig
 from multisched.framework import (
+    ApiUnavailable,
+    BindingConflict,
     Code,
     CycleState,
     FitError,
@@ -24,9 +31,17 @@ from multisched.framework import (
     Status,
 )
 from multisched.framework.handle import ClusterClient
-from multisched.queue import QueuedPodInfo, SchedulingQueue
+from multisched.queue import ClusterEvent, QueuedPodInfo, SchedulingQueue
+from multisched.queue.events import (
+    ASSIGNED_POD_ADD,
+    ASSIGNED_POD_DELETE,
+    NODE_ADD,
+    NODE_DELETE,
+    WILDCARD_EVENT,
+)
 
 from .algorithm import Algorithm, ScheduleResult, SchedulingError
+from .cluster_events import node_scheduling_properties_change
 from .events import (
     REASON_SCHEDULER_ERROR,
     REASON_UNSCHEDULABLE,
@@ -39,6 +54,50 @@ logger = logging.getLogger(__name__)
 
 #: One cycle in this many records per-plugin execution time.
 PLUGIN_METRICS_SAMPLE = 10
+#: How long a bound pod stays assumed without the watch confirming it (upstream
+#: ``durationToExpireAssumedPod``).
+ASSUMED_POD_TTL_SECONDS = 15 * 60.0
+#: How long a pod whose binding response was lost (connection broke after sending) stays
+#: assumed: long enough to cover an API outage and the watch's reconnect; if the watch has
+#: not shown it bound by then, it is scheduled again (a 409 then says where it went).
+UNCONFIRMED_BINDING_TTL_SECONDS = 120.0
+
+
+class _ObservedClient:
+    """The client the plugins bind with; remembers why a binding failed, by pod uid, so the
+    binding cycle can tell "bound elsewhere" and "outcome unknown" from a plain error."""
+
+    def __init__(self, inner: ClusterClient) -> None:
+        self.inner = inner
+        self.bind_errors: dict[str, Exception] = {}
+
+    async def bind(self, pod: PodInfo, node_name: str) -> None:
+        try:
+            await self.inner.bind(pod, node_name)
+        except (BindingConflict, ApiUnavailable) as exc:
+            self.bind_errors[pod.uid] = exc
+            raise
+
+    async def delete_pod(self, pod: PodInfo, reason: str) -> None:
+        await self.inner.delete_pod(pod, reason)
+
+    async def set_nominated_node(self, pod: PodInfo, node_name: str) -> None:
+        await self.inner.set_nominated_node(pod, node_name)
+
+
+class _Unconfirmed:
+    """A binding whose outcome is unknown; kept until the watch or the TTL decides."""
+
+    __slots__ = ("assumed", "fwk", "host", "qpi", "state")
+
+    def __init__(
+        self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, assumed: PodInfo, host: str
+    ) -> None:
+        self.fwk = fwk
+        self.state = state
+        self.qpi = qpi
+        self.assumed = assumed
+        self.host = host
 
 
 class Outcome:
@@ -69,10 +128,16 @@ class Scheduler:
         rng: random.Random | None = None,
         clock: Callable[[], float] = time.monotonic,
         max_concurrent_binds: int = 16,
+        assumed_pod_ttl: float = ASSUMED_POD_TTL_SECONDS,
+        unconfirmed_binding_ttl: float = UNCONFIRMED_BINDING_TTL_SECONDS,
     ) -> None:
         self.registry = registry
         self.cache = cache or Cache()
-        self.client = client
+        self._observed = _ObservedClient(client) if client is not None else None
+        self.client: ClusterClient | None = self._observed
+        self.assumed_pod_ttl = assumed_pod_ttl
+        self.unconfirmed_binding_ttl = unconfirmed_binding_ttl
+        self._unconfirmed: dict[str, _Unconfirmed] = {}
         self.events = events
         self.observer: SchedulerObserver = observer or NullObserver()
         self.rng = rng or random.Random()
@@ -82,6 +147,7 @@ class Scheduler:
         self.profiles: dict[str, Framework] = {}
         self.config = config
         self.queue = SchedulingQueue(self._less, self._pre_enqueue, clock=clock)
+        #: Bounds concurrent PreBind+Bind (API calls), not pods waiting at Permit.
         self._bind_slots = asyncio.Semaphore(max_concurrent_binds)
         self._binding: set[asyncio.Task[None]] = set()
         self._last_failure: dict[str, tuple[str, float]] = {}
@@ -119,9 +185,14 @@ class Scheduler:
         self.algorithm.percentage_of_nodes_to_score = config.percentage_of_nodes_to_score
         self.queue.initial_backoff = config.pod_initial_backoff_seconds
         self.queue.max_backoff = config.pod_max_backoff_seconds
+        events: dict[str, tuple[ClusterEvent, ...]] = {}
+        for fwk in built.values():
+            for name, registered in fwk.plugin_events.items():
+                events[name] = tuple(dict.fromkeys(events.get(name, ()) + registered))
+        self.queue.plugin_events = events
         # Pods of retired names leave the queue untouched; the rest may fit under new plugins.
         self.queue.delete_where(lambda qpi: qpi.pod.scheduler_name not in self.profiles)
-        self.queue.move_all_to_active_or_backoff("ProfileChange")
+        self.queue.move_all_to_active_or_backoff(WILDCARD_EVENT)
 
     def _less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
         fwk = self.profiles.get(a.pod.scheduler_name) or next(iter(self.profiles.values()), None)
@@ -145,7 +216,11 @@ class Scheduler:
         """A pod was added or changed (watch event or simulate input)."""
         if pod.node_name:
             self.queue.delete(pod.uid)
-            self.cache.add_pod(pod)
+            newly = self.cache.get_pod(pod.uid) is None or self.cache.is_assumed(pod.uid)
+            self.cache.add_pod(pod)  # confirms an assumption, wherever it was
+            self._confirmed(pod.uid)
+            if newly and self.queue.has_unschedulable():
+                self._assigned_pod_added(pod)
             return
         if pod.terminating or not self.responsible_for(pod):
             self.queue.delete(pod.uid)
@@ -154,23 +229,93 @@ class Scheduler:
             return  # being bound right now; the bound update will follow
         self.queue.add(pod)
 
-    def on_pod_deleted(self, uid: str) -> None:
+    def forget_pending(self, uid: str) -> None:
+        """The pod is no longer waiting for a scheduler (bound, finished, deleted or not
+        ours); what it holds on a node is the assigned-pod view's to say."""
         self.queue.delete(uid)
         self._last_failure.pop(uid, None)
+        for fwk in self.profiles.values():
+            waiting = fwk.get_waiting_pod(uid)
+            if waiting is not None:
+                waiting.reject("", "pod was deleted while waiting at Permit")
+
+    def on_pod_deleted(self, uid: str) -> None:
+        self.forget_pending(uid)
+        self._confirmed(uid)
         if self.cache.remove_pod(uid) is not None:
-            self.queue.move_all_to_active_or_backoff("AssignedPodDelete")
+            self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
+
+    def _assigned_pod_added(self, pod: PodInfo) -> None:
+        """Pods whose required affinity a newly bound pod may satisfy get another try
+        (upstream ``AssignedPodAdded``); the rest of the pool is untouched."""
+        ns_labels = self.cache.namespaces.get(pod.namespace)
+
+        def affected(qpi: QueuedPodInfo) -> bool:
+            return any(term.matches(pod, ns_labels) for term in qpi.pod.affinity_terms)
+
+        self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_ADD, only=affected)
+
+    def _confirmed(self, uid: str) -> None:
+        """The watch answered for a binding whose response was lost."""
+        if self._unconfirmed.pop(uid, None) is not None:
+            self.queue.done(uid)
+            self._last_failure.pop(uid, None)
 
     def on_node(self, raw: dict[str, object]) -> None:
+        """A node was added or changed; only scheduling-relevant changes requeue pods."""
+        meta = raw.get("metadata")
+        name = str(meta.get("name") or "") if isinstance(meta, dict) else ""
+        old = self.cache.snapshot.get(name)
+        old_raw = old.raw if old is not None else None
         self.cache.add_node(raw)
-        self.queue.move_all_to_active_or_backoff("NodeChange")
+        event = NODE_ADD if not old_raw else node_scheduling_properties_change(old_raw, raw)
+        if event is not None:
+            self.queue.move_all_to_active_or_backoff(event)
 
     def on_node_deleted(self, name: str) -> None:
         self.cache.remove_node(name)
+        self.queue.move_all_to_active_or_backoff(NODE_DELETE)
+
+    # -- housekeeping ---------------------------------------------------------------------
+
+    def housekeep(self) -> None:
+        """Upstream's periodic work: flush backoffQ and the pool's leftovers (pods waiting
+        longer than 5 minutes for an event), and expire assumptions the watch never confirmed."""
+        self.queue.flush_backoff_completed()
+        self.queue.flush_unschedulable_left_over()
+        self.cleanup_assumed_pods()
+
+    def cleanup_assumed_pods(self) -> int:
+        expired = self.cache.cleanup_assumed_pods(self.clock())
+        for pod in expired:
+            entry = self._unconfirmed.pop(pod.uid, None)
+            if entry is None:
+                logger.warning("assumed pod %s expired: the watch never showed it bound", pod.key)
+                continue
+            logger.info(
+                "binding of %s to %s is still unconfirmed after %.0fs; scheduling it again",
+                pod.key,
+                entry.host,
+                self.unconfirmed_binding_ttl,
+            )
+            entry.fwk.run_unreserve(entry.state, entry.assumed, entry.host)
+            self.queue.add_unschedulable(entry.qpi, set(), error=True)
+        if expired:
+            self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
+        return len(expired)
 
     # -- the loop -------------------------------------------------------------------------
 
-    async def run(self, stop: asyncio.Event | None = None) -> None:
-        """Schedule pods until ``stop`` is set (or forever)."""
+    async def run(
+        self,
+        stop: asyncio.Event | None = None,
+        gate: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        """Schedule pods until ``stop`` is set (or forever).
+
+        ``gate`` is awaited between popping a pod and its cycle: the cluster view must be
+        fresh at the moment a node is chosen, not only when the pod was popped.
+        """
         while stop is None or not stop.is_set():
             pop = asyncio.ensure_future(self.queue.pop())
             if stop is not None:
@@ -182,6 +327,8 @@ class Scheduler:
                     break
                 stopper.cancel()
             qpi = await pop
+            if gate is not None:
+                await gate()
             try:
                 await self.schedule_one(qpi)
             except Exception:
@@ -192,7 +339,12 @@ class Scheduler:
         """One scheduling cycle; binding continues in a background task."""
         pod = qpi.pod
         fwk = self.profiles.get(pod.scheduler_name)
-        if fwk is None or pod.terminating:
+        if (
+            fwk is None
+            or pod.terminating
+            or pod.uid not in self.queue  # deleted, or seen bound, since it was popped
+            or self.cache.get_pod(pod.uid) is not None
+        ):
             self.queue.delete(pod.uid)
             return self._emit(Outcome(pod, "skipped"))
         start = self.clock()
@@ -252,6 +404,8 @@ class Scheduler:
             if self.client is not None:
                 try:
                     await self.client.set_nominated_node(pod, nominated)
+                except ApiUnavailable:
+                    pass  # the client logs the outage once; the next attempt nominates again
                 except Exception as exc:
                     logger.warning("could not set nominatedNodeName of %s: %s", pod.key, exc)
         await self._fail(
@@ -272,8 +426,8 @@ class Scheduler:
     ) -> Outcome:
         pod = qpi.pod
         host = result.suggested_host
-        # Take the bind slot before assuming: no await may sit between assume and bind/forget.
-        await self._bind_slots.acquire()
+        # Nothing awaits between filtering and here: the snapshot the node was chosen from
+        # is still the one the pod is assumed into.
         assumed = self.cache.assume_pod(pod, host)
         try:
             status = fwk.run_reserve(state, assumed, host)
@@ -281,11 +435,10 @@ class Scheduler:
                 status = fwk.run_permit(state, assumed, host)
                 if status is not None and status.code == Code.WAIT:
                     status = None  # waits in the binding cycle
-        except Exception as exc:  # never leave the slot taken or the pod assumed
+        except Exception as exc:  # never leave the pod assumed
             logger.error("Reserve/Permit for %s failed: %s", pod.key, _crash_message(exc))
             status = Status(Code.ERROR, _crash_message(exc))
         if status is not None:
-            self._bind_slots.release()
             fwk.run_unreserve(state, assumed, host)
             self.cache.forget_pod(assumed)
             fwk.waiting_pods.pop(pod.uid, None)
@@ -316,20 +469,31 @@ class Scheduler:
         pod = qpi.pod
         start = self.clock()
         try:
+            # Waiting at Permit holds no slot: a gang of any size cannot starve the rest.
             status = await fwk.wait_on_permit(assumed)
             if status is None:
-                status = await fwk.run_pre_bind(state, assumed, host)
-            if status is None:
-                status = await fwk.run_bind(state, assumed, host)
+                async with self._bind_slots:
+                    status = await fwk.run_pre_bind(state, assumed, host)
+                    if status is None:
+                        status = await fwk.run_bind(state, assumed, host)
         except Exception as exc:
             logger.exception("binding cycle of %s failed", pod.key)
             status = Status(Code.ERROR, str(exc))
-        finally:
-            self._bind_slots.release()
+        cause = self._observed.bind_errors.pop(pod.uid, None) if self._observed else None
         if status is not None:
+            if isinstance(cause, BindingConflict) and cause.bound_to:
+                self._bound_elsewhere(fwk, state, qpi, assumed, host, cause.bound_to)
+                return
+            if isinstance(cause, ApiUnavailable) and cause.maybe_sent:
+                # The binding may be stored: keep counting the pod until the watch or the
+                # TTL tells; giving its room away now could over-commit the node.
+                self.cache.finish_binding(pod.uid, self.clock() + self.unconfirmed_binding_ttl)
+                self._unconfirmed[pod.uid] = _Unconfirmed(fwk, state, qpi, assumed, host)
+                self._emit(Outcome(pod, "binding", node=host, message=str(cause)))
+                return
             fwk.run_unreserve(state, assumed, host)
             self.cache.forget_pod(assumed)
-            self.queue.move_all_to_active_or_backoff("AssignedPodDelete")
+            self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
             rejected = status.is_rejected()
             await self._fail(
                 fwk,
@@ -338,9 +502,12 @@ class Scheduler:
                 status.message(),
                 {status.plugin} if status.plugin else set(),
                 error=not rejected,
+                # An unreachable API server is logged once by the client, not per pod.
+                quiet=isinstance(cause, ApiUnavailable),
             )
             self._emit(Outcome(pod, "error", message=status.message()))
             return
+        self.cache.finish_binding(pod.uid, self.clock() + self.assumed_pod_ttl)
         self.queue.done(pod.uid)
         self._last_failure.pop(pod.uid, None)
         fwk.run_post_bind(state, assumed, host)
@@ -350,11 +517,35 @@ class Scheduler:
         if self.events is not None:
             try:
                 await self.events.scheduled(fwk.profile_name, pod, host)
-            except Exception:
-                logger.exception("could not post the Scheduled event of %s", pod.key)
+            except Exception as exc:
+                logger.warning("could not post the Scheduled event of %s: %s", pod.key, exc)
         outcome = Outcome(pod, "scheduled", node=host)
         outcome.schedule = result
         self._emit(outcome)
+
+    def _bound_elsewhere(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        qpi: QueuedPodInfo,
+        assumed: PodInfo,
+        host: str,
+        node: str,
+    ) -> None:
+        """A 409 says the pod is already on ``node`` (an earlier binding whose response was
+        lost, or another scheduler): count it there until the watch confirms it."""
+        pod = qpi.pod
+        logger.info("pod %s is already bound to %s; not binding it to %s", pod.key, node, host)
+        fwk.run_unreserve(state, assumed, host)
+        self.cache.forget_pod(assumed)
+        if self.cache.get_pod(pod.uid) is None:  # the watch may have confirmed it meanwhile
+            self.cache.assume_pod(pod, node)
+            self.cache.finish_binding(pod.uid, self.clock() + self.assumed_pod_ttl)
+        self._unconfirmed.pop(pod.uid, None)
+        self.queue.done(pod.uid)
+        self._last_failure.pop(pod.uid, None)
+        self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
+        self._emit(Outcome(pod, "scheduled", node=node))
 
     async def _fail(
         self,
@@ -364,12 +555,14 @@ class Scheduler:
         message: str,
         plugins: set[str],
         error: bool = False,
+        quiet: bool = False,
     ) -> None:
         """Requeue and report; the same message for the same pod is not posted again until
-        the longest backoff (``podMaxBackoffSeconds``) has passed, so retries don't spam."""
+        the longest backoff (``podMaxBackoffSeconds``) has passed, so retries don't spam.
+        ``quiet``: requeue only (the cause is reported elsewhere, once)."""
         pod = qpi.pod
         self.queue.add_unschedulable(qpi, plugins, error=error)
-        if pod.uid not in self.queue:
+        if pod.uid not in self.queue or quiet:
             return  # deleted meanwhile
         now = self.clock()
         last = self._last_failure.get(pod.uid)
@@ -380,8 +573,8 @@ class Scheduler:
         if self.events is not None:
             try:
                 await self.events.failed(fwk.profile_name, pod, reason, message)
-            except Exception:
-                logger.exception("could not report the scheduling failure of %s", pod.key)
+            except Exception as exc:
+                logger.warning("could not report the scheduling failure of %s: %s", pod.key, exc)
 
     def _emit(self, outcome: Outcome) -> Outcome:
         if self.on_outcome is not None:

@@ -1,0 +1,365 @@
+"""A list-and-watch informer for one kind, after client-go's reflector.
+
+- One paginated LIST, then a WATCH from the list's resourceVersion with bookmarks.
+- A stream that ends (server timeout, dropped connection) resumes from the last
+  resourceVersion seen, so nothing is missed and nothing is listed again.
+- 410 Gone (the resourceVersion was compacted away) lists again and *reconciles*: every
+  object known before and missing from the new list is reported deleted, so a deletion
+  made while the watch was down is not lost.
+- Errors back off exponentially with jitter; an outage is logged once when it starts and
+  once when it ends, with the number of failed attempts, not once per attempt.
+
+Handlers get plain JSON dicts. The informer itself remembers only each object's key, uid
+and resourceVersion: the store behind the handlers decides what to keep.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+from kubernetes_asyncio import client as k8s
+
+from .listing import ApiStatusError, Resource, list_pages, raise_for_status
+
+logger = logging.getLogger(__name__)
+
+Handler = Callable[[dict[str, Any]], None]
+
+
+@dataclass(frozen=True, slots=True)
+class InformerSettings:
+    """Timing of one informer; the defaults are client-go's."""
+
+    #: Objects per LIST page.
+    page_size: int = 500
+    #: A watch asks the server to end it after this many seconds, times 1-2 at random
+    #: (reflector's minWatchTimeout), so that watches of many clients do not end together.
+    watch_timeout_seconds: float = 300.0
+    #: Backoff after a failure: doubles from ``initial`` up to ``max``, with full jitter
+    #: (client-go's 800 ms / 30 s backoff manager).
+    backoff_initial_seconds: float = 0.8
+    backoff_max_seconds: float = 30.0
+    #: Timeout of one LIST page and of connecting a watch.
+    request_timeout_seconds: float = 60.0
+    #: Handlers run synchronously; yield to the loop after this many objects of a list.
+    yield_every: int = 256
+
+
+class Gone(Exception):
+    """The watch's resourceVersion is too old: list again."""
+
+
+class ClosedAtOnce(Exception):
+    """The server closed a watch before it delivered anything (reflector: "very short
+    watch"): a sign of trouble, so back off before the next one."""
+
+
+class Backoff:
+    """Exponential backoff with jitter, reset by a success."""
+
+    def __init__(self, initial: float, maximum: float, rng: random.Random | None = None) -> None:
+        self.initial = initial
+        self.maximum = maximum
+        self.failures = 0
+        self._rng = rng or random.Random()
+
+    def next_delay(self) -> float:
+        base = min(self.maximum, self.initial * (2**self.failures))
+        self.failures += 1
+        return float(base * (1.0 + self._rng.random()) / 2.0)
+
+    def reset(self) -> None:
+        self.failures = 0
+
+
+def object_key(obj: dict[str, Any]) -> str:
+    meta = obj.get("metadata") or {}
+    namespace = meta.get("namespace") or ""
+    return f"{namespace}/{meta.get('name') or ''}" if namespace else str(meta.get("name") or "")
+
+
+def tombstone(key: str, uid: str) -> dict[str, Any]:
+    """What a deletion found by a relist reports: the object's identity, no more."""
+    namespace, _, name = key.rpartition("/")
+    meta: dict[str, Any] = {"name": name, "uid": uid}
+    if namespace:
+        meta["namespace"] = namespace
+    return {"metadata": meta}
+
+
+#: What ends a watch or a list without being a bug of ours.
+TRANSIENT = (
+    aiohttp.ClientError,
+    TimeoutError,
+    OSError,
+    ApiStatusError,
+    ValueError,
+    ClosedAtOnce,
+)
+
+
+class Informer:
+    """Keeps handlers told of every object of one kind that matches the selectors."""
+
+    def __init__(
+        self,
+        api_client: k8s.ApiClient,
+        resource: Resource,
+        on_upsert: Handler,
+        on_delete: Handler,
+        *,
+        field_selector: str = "",
+        label_selector: str = "",
+        settings: InformerSettings | None = None,
+        on_relisted: Callable[[], None] | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.api_client = api_client
+        self.resource = resource
+        self.on_upsert = on_upsert
+        self.on_delete = on_delete
+        self.field_selector = field_selector
+        self.label_selector = label_selector
+        self.settings = settings or InformerSettings()
+        #: Called after every LIST but the first (the view was rebuilt after a gap).
+        self.on_relisted = on_relisted
+        self._rng = rng or random.Random()
+        self.backoff = Backoff(
+            self.settings.backoff_initial_seconds, self.settings.backoff_max_seconds, self._rng
+        )
+        #: Set once the first LIST has been handed to the handlers (WaitForCacheSync).
+        self.synced = asyncio.Event()
+        #: key -> (uid, resourceVersion) of every object the handlers were told about.
+        self.known: dict[str, tuple[str, str]] = {}
+        self.resource_version = ""
+        self.lists = 0
+        self._relist_wanted = True
+        self._stream: asyncio.Task[None] | None = None
+        self._outage_since: float | None = None
+        self._outage_failures = 0
+
+    # -- control --------------------------------------------------------------------------
+
+    @property
+    def healthy(self) -> bool:
+        """Listed, and not between a failure and the next successful list or watch."""
+        return self.synced.is_set() and self._outage_since is None and not self._relist_wanted
+
+    def resync(self) -> None:
+        """List again and reconcile now (e.g. after the process was frozen)."""
+        self._relist_wanted = True
+        if self._stream is not None:
+            self._stream.cancel()
+
+    async def run(self) -> None:
+        """List, then watch, forever; cancel the task to stop."""
+        while True:
+            try:
+                if self._relist_wanted:
+                    self._relist_wanted = False
+                    try:
+                        await self._list_and_reconcile()
+                    except BaseException:
+                        self._relist_wanted = True
+                        raise
+                    self._recovered()
+                self._stream = asyncio.ensure_future(self._watch())
+                try:
+                    await asyncio.wait({self._stream})
+                finally:
+                    if not self._stream.done():
+                        self._stream.cancel()
+                if not self._stream.cancelled():
+                    self._stream.result()
+            except Gone:
+                logger.info(
+                    "%s: resourceVersion %s is too old; listing again",
+                    self.resource,
+                    self.resource_version,
+                )
+                self._relist_wanted = True
+            except TRANSIENT as exc:
+                await asyncio.sleep(self._failed(exc))
+
+    # -- LIST -----------------------------------------------------------------------------
+
+    async def _list_and_reconcile(self) -> None:
+        previous, self.known = self.known, {}
+        resource_version, count = "", 0
+        try:
+            async for page in list_pages(
+                self.api_client,
+                self.resource,
+                field_selector=self.field_selector,
+                label_selector=self.label_selector,
+                page_size=self.settings.page_size,
+                timeout=self.settings.request_timeout_seconds,
+            ):
+                resource_version = page.resource_version or resource_version
+                for obj in page.items:
+                    self._reconcile_one(obj, previous)
+                    count += 1
+                    if count % self.settings.yield_every == 0:
+                        await asyncio.sleep(0)
+        except BaseException as exc:
+            # Nothing of this partial list is final: what was known stays known, so the
+            # next list reconciles against it and misses no deletion.
+            for key, entry in previous.items():
+                self.known.setdefault(key, entry)
+            if isinstance(exc, ApiStatusError) and exc.status == 410:
+                raise Gone() from exc  # a continue token expired mid-list: start over
+            raise
+        for key, (uid, _) in previous.items():  # deleted while we were not watching
+            self._deliver(self.on_delete, tombstone(key, uid))
+        self.resource_version = resource_version
+        self.lists += 1
+        first = not self.synced.is_set()
+        self.synced.set()
+        logger.debug("%s: listed %d objects at %s", self.resource, count, resource_version)
+        if not first and self.on_relisted is not None:
+            self.on_relisted()
+
+    def _reconcile_one(self, obj: dict[str, Any], previous: dict[str, tuple[str, str]]) -> None:
+        key = object_key(obj)
+        meta = obj.get("metadata") or {}
+        uid, rv = str(meta.get("uid") or ""), str(meta.get("resourceVersion") or "")
+        old = previous.pop(key, None)
+        if old is not None and old[0] != uid:
+            self._deliver(self.on_delete, tombstone(key, old[0]))
+            old = None
+        self.known[key] = (uid, rv)
+        if old is None or not rv or old[1] != rv:
+            self._deliver(self.on_upsert, obj)
+
+    # -- WATCH ----------------------------------------------------------------------------
+
+    async def _watch(self) -> None:
+        timeout = self.settings.watch_timeout_seconds * (1.0 + self._rng.random())
+        query: list[tuple[str, str]] = [
+            ("watch", "true"),
+            ("allowWatchBookmarks", "true"),
+            ("timeoutSeconds", str(int(timeout))),
+        ]
+        if self.resource_version:
+            query.append(("resourceVersion", self.resource_version))
+        if self.field_selector:
+            query.append(("fieldSelector", self.field_selector))
+        if self.label_selector:
+            query.append(("labelSelector", self.label_selector))
+        connect = self.settings.request_timeout_seconds
+        resp = await self.api_client.call_api(
+            self.resource.path(),
+            "GET",
+            query_params=query,
+            header_params={"Accept": "application/json"},
+            auth_settings=["BearerToken"],
+            _preload_content=False,
+            # The server ends the stream at ``timeout``; the read timeout only catches a
+            # server that went silent without closing the connection.
+            _request_timeout=aiohttp.ClientTimeout(
+                total=None, connect=connect, sock_connect=connect, sock_read=timeout + 30.0
+            ),
+        )
+        try:
+            if resp.status != 200:
+                raw = await resp.read()
+                if resp.status == 410:
+                    raise Gone()
+                raise_for_status(resp.status, raw, str(resp.reason or ""))
+            self._recovered()
+            started, lines = time.monotonic(), 0
+            buffer = bytearray()
+            async for chunk in resp.content.iter_any():
+                buffer += chunk
+                start = 0
+                while (end := buffer.find(b"\n", start)) >= 0:
+                    line = bytes(buffer[start:end])
+                    start = end + 1
+                    if line.strip():
+                        lines += 1
+                        self._on_line(line)
+                del buffer[:start]
+            if not lines and time.monotonic() - started < 1.0:
+                raise ClosedAtOnce(f"the watch of {self.resource} closed at once")
+        finally:
+            resp.release()
+
+    def _on_line(self, line: bytes) -> None:
+        try:
+            event = json.loads(line)
+        except (ValueError, RecursionError) as exc:
+            # One undecodable object must not stop the kind: skip it, say so.
+            logger.warning(
+                "%s: skipping an undecodable watch event: %s", self.resource, str(exc)[:200]
+            )
+            return
+        kind = event.get("type") if isinstance(event, dict) else None
+        obj = event.get("object") if isinstance(event, dict) else None
+        if not isinstance(obj, dict):
+            return
+        rv = str((obj.get("metadata") or {}).get("resourceVersion") or "")
+        if kind == "ERROR":
+            code = int(obj.get("code") or 0)
+            if code == 410:
+                raise Gone()
+            raise ApiStatusError(code, str(obj.get("reason") or ""), str(obj.get("message") or ""))
+        if kind == "BOOKMARK":
+            self.resource_version = rv or self.resource_version
+            return
+        key = object_key(obj)
+        if kind in ("ADDED", "MODIFIED"):
+            uid = str((obj.get("metadata") or {}).get("uid") or "")
+            old = self.known.get(key)
+            if old is not None and old[0] != uid:
+                self._deliver(self.on_delete, tombstone(key, old[0]))
+            self.known[key] = (uid, rv)
+            self._deliver(self.on_upsert, obj)
+        elif kind == "DELETED":
+            self.known.pop(key, None)
+            self._deliver(self.on_delete, obj)
+        if rv:
+            self.resource_version = rv
+
+    def _deliver(self, handler: Handler, obj: dict[str, Any]) -> None:
+        try:
+            handler(obj)
+        except Exception:
+            # A handler's bug costs that one object, never the kind's view.
+            logger.exception("%s: handler failed for %s", self.resource, object_key(obj))
+
+    # -- outage bookkeeping ---------------------------------------------------------------
+
+    def _failed(self, exc: BaseException) -> float:
+        delay = self.backoff.next_delay()
+        self._outage_failures += 1
+        if self._outage_since is None:
+            self._outage_since = time.monotonic()
+            logger.warning(
+                "%s: watch failed (%s); retrying with backoff", self.resource, _describe(exc)
+            )
+        return delay
+
+    def _recovered(self) -> None:
+        self.backoff.reset()
+        if self._outage_since is not None:
+            logger.warning(
+                "%s: watching again after %.1f s and %d failed attempts",
+                self.resource,
+                time.monotonic() - self._outage_since,
+                self._outage_failures,
+            )
+            self._outage_since = None
+            self._outage_failures = 0
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return text.splitlines()[0][:200]

@@ -1,0 +1,311 @@
+"""Events and pod status patches, posted off the scheduling path (client-go's
+EventBroadcaster + EventCorrelator, kopf's posting queue).
+
+- Aggregation: an event identical to one still queued (same object, type, reason,
+  message, source) only bumps that one's count; identical to one already posted, it
+  becomes a PATCH of that Event's ``count`` and ``lastTimestamp`` (a series), not a new
+  object.
+- A per-object token bucket (burst 25, one more every 5 minutes, as client-go's spam
+  filter) drops the rest.
+- Pod condition patches are keyed by pod: a newer one replaces a queued older one.
+- The queue is bounded; when full, the oldest job is dropped and counted.
+- One background task sends. When the API server is unreachable it keeps the job and
+  retries with backoff; ``Reachability`` logs the outage once and the recovery once, with
+  counts, instead of a traceback per pod.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import Counter, OrderedDict
+from collections.abc import Awaitable, Callable, Hashable
+from typing import Any, Protocol
+
+from multisched.framework import ApiUnavailable
+
+logger = logging.getLogger(__name__)
+
+#: client-go ``maxQueuedEvents``.
+MAX_QUEUED = 1000
+#: client-go ``defaultSpamBurst`` / ``defaultSpamQPS`` (one token per 5 minutes).
+SPAM_BURST = 25
+SPAM_REFILL_SECONDS = 300.0
+#: client-go ``maxLruCacheEntries``: posted events remembered for series.
+MAX_SERIES = 4096
+MAX_SPAM_KEYS = 4096
+RETRY_INITIAL_SECONDS = 0.5
+RETRY_MAX_SECONDS = 10.0
+
+
+class Reachability:
+    """Whether the API server answers; one log line when it stops, one when it is back."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self.down_since: float | None = None
+        #: Requests that failed for want of an answer since the outage began, by kind.
+        self.failed: Counter[str] = Counter()
+        #: Extra "what happened meanwhile" figures for the recovery line (e.g. drops).
+        self.reporters: list[Callable[[], dict[str, int]]] = []
+
+    @property
+    def reachable(self) -> bool:
+        return self.down_since is None
+
+    def unreachable(self, kind: str, error: BaseException) -> None:
+        self.failed[kind] += 1
+        if self.down_since is None:
+            self.down_since = self.clock()
+            logger.warning(
+                "API server unreachable (%s failed: %s); retrying quietly until it is back",
+                kind,
+                describe(error),
+            )
+
+    def answered(self) -> None:
+        if self.down_since is None:
+            return
+        seconds = self.clock() - self.down_since
+        counts = dict(self.failed)
+        for report in self.reporters:
+            counts.update({k: v for k, v in report().items() if v})
+        detail = ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())) or "nothing"
+        logger.warning(
+            "API server reachable again after %.1fs; failed or dropped meanwhile: %s",
+            seconds,
+            detail,
+        )
+        self.down_since = None
+        self.failed.clear()
+
+
+def describe(error: BaseException) -> str:
+    text = str(error)
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+class EventSink(Protocol):
+    """The writes the recorder makes (``KubeClient`` implements them)."""
+
+    async def create_event(self, body: dict[str, Any]) -> str:
+        """POST the Event; returns its name."""
+        ...
+
+    async def patch_event(self, namespace: str, name: str, patch: dict[str, Any]) -> None:
+        """Merge-patch an Event (raises ``ApiError`` 404 when it is gone)."""
+        ...
+
+
+class _Event:
+    __slots__ = ("body", "count", "first", "last")
+
+    def __init__(self, body: dict[str, Any], stamp: str) -> None:
+        self.body = body
+        self.count = 1
+        self.first = stamp
+        self.last = stamp
+
+
+class _Patch:
+    __slots__ = ("send",)
+
+    def __init__(self, send: Callable[[], Awaitable[None]]) -> None:
+        self.send = send
+
+
+class _Bucket:
+    __slots__ = ("tokens", "updated")
+
+    def __init__(self, now: float) -> None:
+        self.tokens = float(SPAM_BURST)
+        self.updated = now
+
+    def take(self, now: float) -> bool:
+        self.tokens = min(SPAM_BURST, self.tokens + (now - self.updated) / SPAM_REFILL_SECONDS)
+        self.updated = now
+        if self.tokens < 1:
+            return False
+        self.tokens -= 1
+        return True
+
+
+class Recorder:
+    """The bounded, rate-limited, aggregating posting queue; ``record_*`` never await."""
+
+    def __init__(
+        self,
+        sink: EventSink,
+        may_write: Callable[[], bool] = lambda: True,
+        *,
+        max_queued: int = MAX_QUEUED,
+        clock: Callable[[], float] = time.monotonic,
+        now_stamp: Callable[[], str] | None = None,
+        retry_seconds: tuple[float, float] = (RETRY_INITIAL_SECONDS, RETRY_MAX_SECONDS),
+    ) -> None:
+        self.sink = sink
+        self.retry_seconds = retry_seconds
+        self.may_write = may_write
+        self.max_queued = max_queued
+        self.clock = clock
+        self.now_stamp = now_stamp or _now_time
+        self._queue: OrderedDict[Hashable, _Event | _Patch] = OrderedDict()
+        #: Event key -> (Event name, count) of what was posted: later copies patch it.
+        self._series: OrderedDict[Hashable, tuple[str, str, int]] = OrderedDict()
+        self._buckets: OrderedDict[Hashable, _Bucket] = OrderedDict()
+        self.dropped: Counter[str] = Counter()
+        self._reported: Counter[str] = Counter()
+        self._wake = asyncio.Event()
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._task: asyncio.Task[None] | None = None
+        self._last_error = ""
+
+    # -- intake ---------------------------------------------------------------------------
+
+    def record_event(self, body: dict[str, Any]) -> None:
+        """Queue a core/v1 Event body (``count`` and timestamps are filled in here)."""
+        involved = body.get("involvedObject") or {}
+        obj = (
+            body.get("metadata", {}).get("namespace"),
+            involved.get("kind"),
+            involved.get("name"),
+            involved.get("uid"),
+            (body.get("source") or {}).get("component"),
+        )
+        key = ("event", *obj, body.get("type"), body.get("reason"), body.get("message"))
+        queued = self._queue.get(key)
+        if isinstance(queued, _Event):
+            queued.count += 1
+            queued.last = self.now_stamp()
+            return
+        if not self._allow(obj):
+            self.dropped["events rate-limited"] += 1
+            return
+        self._enqueue(key, _Event(body, self.now_stamp()))
+
+    def record_patch(self, key: Hashable, send: Callable[[], Awaitable[None]]) -> None:
+        """Queue a write where only the newest per ``key`` matters (a pod's condition)."""
+        key = ("patch", key)
+        if key in self._queue:
+            self._queue[key] = _Patch(send)  # replaces in place: keeps its turn
+            return
+        self._enqueue(key, _Patch(send))
+
+    def _allow(self, obj: Hashable) -> bool:
+        now = self.clock()
+        bucket = self._buckets.get(obj)
+        if bucket is None:
+            bucket = self._buckets[obj] = _Bucket(now)
+            if len(self._buckets) > MAX_SPAM_KEYS:
+                self._buckets.popitem(last=False)
+        else:
+            self._buckets.move_to_end(obj)
+        return bucket.take(now)
+
+    def _enqueue(self, key: Hashable, job: _Event | _Patch) -> None:
+        if len(self._queue) >= self.max_queued:
+            _, oldest = self._queue.popitem(last=False)
+            self.dropped["events dropped" if isinstance(oldest, _Event) else "patches dropped"] += 1
+        self._queue[key] = job
+        self._idle.clear()
+        self._wake.set()
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(
+                self._run(), name="multisched event recorder"
+            )
+
+    def __len__(self) -> int:
+        return len(self._queue)
+
+    def take_dropped(self) -> dict[str, int]:
+        """Drops since the last call (for ``Reachability``'s recovery line)."""
+        out = {k: v - self._reported[k] for k, v in self.dropped.items() if v > self._reported[k]}
+        self._reported.update(out)
+        return out
+
+    # -- sending --------------------------------------------------------------------------
+
+    async def _run(self) -> None:
+        first, most = self.retry_seconds
+        delay = first
+        while True:
+            if not self._queue:
+                self._idle.set()
+                self._wake.clear()
+                await self._wake.wait()
+                continue
+            if not self.may_write():
+                # Stepped down: the new leader reports for itself.
+                self.dropped["writes skipped (not leading)"] += len(self._queue)
+                self._queue.clear()
+                continue
+            key, job = self._queue.popitem(last=False)
+            try:
+                if isinstance(job, _Event):
+                    await self._send_event(key, job)
+                else:
+                    await job.send()
+            except ApiUnavailable:
+                if key not in self._queue:  # unless a newer copy superseded it
+                    self._queue[key] = job
+                    self._queue.move_to_end(key, last=False)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, most)
+                continue
+            except Exception as exc:
+                if self.may_write():
+                    self._failed(key, exc)
+                else:  # refused at the wire: leadership was lost meanwhile
+                    self.dropped["writes skipped (not leading)"] += 1
+            delay = first
+
+    async def _send_event(self, key: Hashable, job: _Event) -> None:
+        series = self._series.get(key)
+        if series is not None:
+            namespace, name, count = series
+            total = count + job.count
+            try:
+                await self.sink.patch_event(
+                    namespace, name, {"count": total, "lastTimestamp": job.last}
+                )
+            except ApiUnavailable:
+                raise
+            except Exception:
+                self._series.pop(key, None)  # gone (events expire after an hour): post anew
+            else:
+                self._series[key] = (namespace, name, total)
+                self._series.move_to_end(key)
+                return
+        body = dict(job.body)
+        body.update(count=job.count, firstTimestamp=job.first, lastTimestamp=job.last)
+        name = await self.sink.create_event(body)
+        self._series[key] = (str(body["metadata"]["namespace"]), name, job.count)
+        if len(self._series) > MAX_SERIES:
+            self._series.popitem(last=False)
+
+    def _failed(self, key: Hashable, exc: Exception) -> None:
+        """A refused write (RBAC, validation) is dropped; each new reason is logged once."""
+        what = "event" if isinstance(key, tuple) and key[0] == "event" else "patch"
+        self.dropped[f"{what}es refused" if what == "patch" else "events refused"] += 1
+        text = describe(exc)
+        if text != self._last_error:
+            self._last_error = text
+            logger.warning("the API server refused a queued %s: %s", what, text)
+
+    async def flush(self) -> None:
+        """Wait until everything queued was sent (or dropped)."""
+        await self._idle.wait()
+
+    async def close(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+def _now_time() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

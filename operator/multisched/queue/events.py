@@ -1,0 +1,100 @@
+"""Cluster events that may make an unschedulable pod schedulable (upstream ``ClusterEvent``).
+
+A plugin registers the events that can resolve its own rejections (``events_to_register``);
+the queue moves a pod out of the unschedulable pool only for an event that one of the
+plugins that rejected it registered for. Action types are plain int flags: the check runs
+for every pooled pod on every event.
+"""
+
+from __future__ import annotations
+
+#: Upstream ``framework.ActionType`` bits.
+ADD = 1
+DELETE = 1 << 1
+UPDATE_NODE_ALLOCATABLE = 1 << 2
+UPDATE_NODE_LABEL = 1 << 3
+UPDATE_NODE_TAINT = 1 << 4
+UPDATE_NODE_CONDITION = 1 << 5
+#: Any update (of a pod, or any scheduling-relevant field of a node).
+UPDATE = UPDATE_NODE_ALLOCATABLE | UPDATE_NODE_LABEL | UPDATE_NODE_TAINT | UPDATE_NODE_CONDITION
+ALL = ADD | DELETE | UPDATE
+
+#: Resources (upstream ``GVK``); plugins may name others (e.g. "PersistentVolumeClaim").
+POD = "Pod"
+NODE = "Node"
+WILDCARD = "*"
+
+
+class ClusterEvent:
+    """A resource and the actions on it; ``label`` names it in logs and metrics."""
+
+    __slots__ = ("action", "label", "resource")
+
+    def __init__(self, resource: str, action: int, label: str = "") -> None:
+        self.resource = resource
+        self.action = action
+        self.label = label or f"{resource}{action}"
+
+    def is_wildcard(self) -> bool:
+        return self.resource == WILDCARD and self.action == ALL
+
+    def matches(self, event: ClusterEvent) -> bool:
+        """Whether this registration covers ``event`` (upstream ``podMatchesEvent``)."""
+        if WILDCARD in (self.resource, event.resource):
+            return True
+        return self.resource == event.resource and bool(self.action & event.action)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ClusterEvent) and (self.resource, self.action) == (
+            other.resource,
+            other.action,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.resource, self.action))
+
+    def __repr__(self) -> str:
+        return f"ClusterEvent({self.label})"
+
+
+#: Everything: profile changes, and plugins that do not say what they wait for.
+WILDCARD_EVENT = ClusterEvent(WILDCARD, ALL, "WildCardEvent")
+#: The events the scheduler itself emits (upstream ``internal/queue/events.go``).
+ASSIGNED_POD_ADD = ClusterEvent(POD, ADD, "AssignedPodAdd")
+ASSIGNED_POD_UPDATE = ClusterEvent(POD, UPDATE, "AssignedPodUpdate")
+ASSIGNED_POD_DELETE = ClusterEvent(POD, DELETE, "AssignedPodDelete")
+NODE_ADD = ClusterEvent(NODE, ADD, "NodeAdd")
+NODE_DELETE = ClusterEvent(NODE, DELETE, "NodeDelete")
+NODE_ALLOCATABLE_CHANGE = ClusterEvent(NODE, UPDATE_NODE_ALLOCATABLE, "NodeAllocatableChange")
+NODE_LABEL_CHANGE = ClusterEvent(NODE, UPDATE_NODE_LABEL, "NodeLabelChange")
+NODE_TAINT_CHANGE = ClusterEvent(NODE, UPDATE_NODE_TAINT, "NodeTaintChange")
+#: Upstream files spec.unschedulable under UpdateNodeTaint (it is the node.kubernetes.io
+#: /unschedulable taint in disguise).
+NODE_SPEC_UNSCHEDULABLE_CHANGE = ClusterEvent(
+    NODE, UPDATE_NODE_TAINT, "NodeSpecUnschedulableChange"
+)
+NODE_CONDITION_CHANGE = ClusterEvent(NODE, UPDATE_NODE_CONDITION, "NodeConditionChange")
+
+_BY_LABEL = {
+    e.label: e
+    for e in (
+        WILDCARD_EVENT,
+        ASSIGNED_POD_ADD,
+        ASSIGNED_POD_UPDATE,
+        ASSIGNED_POD_DELETE,
+        NODE_ADD,
+        NODE_DELETE,
+        NODE_ALLOCATABLE_CHANGE,
+        NODE_LABEL_CHANGE,
+        NODE_TAINT_CHANGE,
+        NODE_SPEC_UNSCHEDULABLE_CHANGE,
+        NODE_CONDITION_CHANGE,
+    )
+}
+
+
+def as_event(event: ClusterEvent | str) -> ClusterEvent:
+    """A known event by its upstream label; any other label is a wildcard (moves every pod)."""
+    if isinstance(event, ClusterEvent):
+        return event
+    return _BY_LABEL.get(event) or ClusterEvent(WILDCARD, ALL, event or "WildCardEvent")

@@ -1,0 +1,153 @@
+"""``multisched run``'s command line and environment: leader election is the process's, and
+settings that cannot work are refused at start-up with one line naming the flag (exit 2)."""
+
+from __future__ import annotations
+
+import pytest
+
+from multisched.operator.main import build_parser, options_from_args, run
+from multisched.operator.options import MAX_LEASE_SECONDS, Options
+
+
+def options(*argv: str) -> Options:
+    return options_from_args(build_parser().parse_args(list(argv)), Options())
+
+
+def test_the_chart_command_line() -> None:
+    opts = options(
+        "--all-namespaces",
+        "--liveness",
+        "http://0.0.0.0:8080/healthz",
+        "--leader-elect=true",
+        "--lease-namespace",
+        "ops",
+        "--lease-name",
+        "multisched-a",
+        "--leader-elect-lease-duration",
+        "30s",
+        "--leader-elect-renew-deadline",
+        "20s",
+        "--leader-elect-retry-period",
+        "4s",
+    )
+    assert (opts.http_host, opts.http_port) == ("0.0.0.0", 8080)
+    election = opts.leader_election()
+    assert (election.leader_elect, election.resource_namespace, election.resource_name) == (
+        True,
+        "ops",
+        "multisched-a",
+    )
+    assert (
+        election.lease_duration_seconds,
+        election.renew_deadline_seconds,
+        election.retry_period_seconds,
+    ) == (30, 20, 4)
+    opts.check()
+
+
+def test_defaults_are_upstreams() -> None:
+    election = options().leader_election()
+    assert not election.leader_elect
+    assert (election.resource_namespace, election.resource_name) == ("kube-system", "multisched")
+    assert (
+        election.lease_duration_seconds,
+        election.renew_deadline_seconds,
+        election.retry_period_seconds,
+    ) == (15, 10, 2)
+    options().check()
+
+
+def test_leader_elect_flag_forms() -> None:
+    assert options("--leader-elect").leader_elect is True
+    assert options("--leader-elect=false").leader_elect is False
+    assert options().leader_elect is False
+
+
+BAD = {
+    # Upstream (component-base + client-go NewLeaderElector): all positive,
+    # renewDeadline < leaseDuration, renewDeadline > 1.2 x retryPeriod.
+    "renew not below lease": (
+        ("--leader-elect-renew-deadline", "15s"),
+        "--leader-elect-renew-deadline: 15s must be less than --leader-elect-lease-duration 15s",
+    ),
+    "retry too long": (
+        ("--leader-elect-retry-period", "9s"),
+        "--leader-elect-retry-period: 9s is too long for --leader-elect-renew-deadline 10s",
+    ),
+    "zero retry": (("--leader-elect-retry-period", "0s"), "must be greater than zero"),
+    "negative lease": (("--leader-elect-lease-duration=-15s",), "must be greater than zero"),
+    # The issue's 3ns/2ns/1ns flapped 168 times in 20 s: the Lease counts whole seconds.
+    "nanoseconds": (
+        (
+            "--leader-elect-lease-duration=3ns",
+            "--leader-elect-renew-deadline=2ns",
+            "--leader-elect-retry-period=1ns",
+        ),
+        "--leader-elect-lease-duration: 3e-09s is less than 1s",
+    ),
+    # leaseDurationSeconds is an int32.
+    "beyond int32": (
+        (
+            "--leader-elect-lease-duration",
+            f"{MAX_LEASE_SECONDS + 1}s",
+            "--leader-elect-renew-deadline",
+            "2000000000s",
+        ),
+        "the most a Lease's leaseDurationSeconds holds",
+    ),
+    "bad lease name": (("--lease-name", "Bad Name!"), "--lease-name: 'Bad Name!' is not a valid"),
+    "empty lease name": (("--lease-name", ""), "--lease-name: '' is not a valid"),
+    "bad namespace": (
+        ("--lease-namespace", "Kube_System"),
+        "--lease-namespace: 'Kube_System' is not a valid namespace name",
+    ),
+    "namespace too long": (("--lease-namespace", "n" * 64), "at most 63 characters"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_unworkable_settings_are_refused(case: str) -> None:
+    flags, expected = BAD[case]
+    with pytest.raises(ValueError) as info:
+        options(*flags).check()
+    assert expected in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("case", ["renew not below lease", "bad lease name", "nanoseconds"])
+def test_run_exits_2_with_one_line(case: str, capsys: pytest.CaptureFixture[str]) -> None:
+    flags, expected = BAD[case]
+    assert run(["--leader-elect", *flags]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: ") and expected in err
+
+
+def test_durations_beyond_go_are_refused_by_the_parser(capsys: pytest.CaptureFixture[str]) -> None:
+    # The issue's 99999999999h: Go's time.ParseDuration overflows; argparse exits 2.
+    with pytest.raises(SystemExit) as info:
+        build_parser().parse_args(["--leader-elect-lease-duration", "99999999999h"])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "out of range" in err
+
+
+def test_environment_options() -> None:
+    opts = Options.from_env(
+        {
+            "MULTISCHED_LEADER_ELECT": "true",
+            "MULTISCHED_LEASE_NAMESPACE": "ns",
+            "MULTISCHED_LEASE_DURATION": "20s",
+            "MULTISCHED_METRICS_PORT": "0",
+        }
+    )
+    assert (opts.leader_elect, opts.lease_namespace, opts.http_port) == (True, "ns", 0)
+    assert (opts.lease_duration, opts.renew_deadline) == (20, 10)
+    with pytest.raises(ValueError, match="not a boolean"):
+        Options.from_env({"MULTISCHED_LEADER_ELECT": "maybe"})
+    with pytest.raises(ValueError, match="MULTISCHED_RETRY_PERIOD: invalid duration"):
+        Options.from_env({"MULTISCHED_RETRY_PERIOD": "2"})
+    # Flags win over the environment.
+    args = build_parser().parse_args(["--lease-name", "flag"])
+    assert options_from_args(
+        args, Options.from_env({"MULTISCHED_LEASE_NAME": "env"})
+    ).lease_name == ("flag")

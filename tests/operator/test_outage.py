@@ -1,0 +1,91 @@
+"""An API outage during a burst, scheduler and real client together: one log line when the
+API server goes, one when it is back (with counts), no traceback, no pod lost."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import pytest
+from kmock import KubernetesEmulator, Request
+from kmock._internal.rendering import Response
+from kubernetes_asyncio import client as k8s
+
+from builders import node_dict, pod_dict
+from multisched.cache import Cache, PodInfo
+from multisched.config import parse_scheduler_profile_spec, resolve
+from multisched.operator.client import Api, KubeClient
+from multisched.scheduler import Scheduler, default_registry
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def closed_port() -> int:
+    server = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
+    port = int(server.sockets[0].getsockname()[1])
+    server.close()
+    await server.wait_closed()
+    return port
+
+
+def bound(request: Request) -> Response:
+    return Response(status=201, payload={"kind": "Status", "code": 201})
+
+
+async def drain(sched: Scheduler) -> None:
+    while (qpi := sched.queue.pop_nowait()) is not None:
+        await sched.schedule_one(qpi)
+    await sched.wait_for_bindings()
+
+
+async def test_a_burst_through_an_outage_logs_two_lines_and_binds_everything(
+    kmock: KubernetesEmulator, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    kmock[lambda r: r.subresource == "binding"] << bound
+    cfg = k8s.Configuration(host=f"http://127.0.0.1:{await closed_port()}")  # API server down
+    api_client = k8s.ApiClient(cfg)
+    pending: dict[str, Any] = {}
+    kube = KubeClient(Api(api_client, timeout=5), instance="t", is_pending=pending.__contains__)
+    registry = default_registry(load_entry_points=False)
+    config = resolve(parse_scheduler_profile_spec({"profiles": [{"schedulerName": "s"}]}), registry)
+    clock = Clock()
+    sched = Scheduler(config, registry, cache=Cache(), client=kube, events=kube, clock=clock)
+    sched.on_node(node_dict("n1", cpu="64"))
+    pods = [PodInfo.parse(pod_dict(f"p{i}", scheduler_name="s")) for i in range(30)]
+    try:
+        for pod in pods:
+            pending[pod.uid] = pod
+            sched.on_pod(pod)
+        await drain(sched)
+        # Nothing was sent, so nothing stays assumed; every pod waits out its backoff.
+        assert all(sched.queue.where(p.uid) == "backoff" for p in pods)
+        assert not any(sched.cache.is_assumed(p.uid) for p in pods)
+        await kube.recorder.flush()
+
+        cfg.host = str(kmock.url).rstrip("/")  # the API server is back
+        clock.now += 60
+        sched.queue.flush_backoff_completed()
+        await drain(sched)
+        await kube.recorder.flush()
+    finally:
+        await kube.close()
+        await api_client.close()
+
+    assert all(sched.cache.get_pod(p.uid) is not None for p in pods)
+    bindings = [r for r in kmock if r.subresource == "binding"]
+    assert len(bindings) == len(pods)
+    lines = [r for r in caplog.records if r.name.startswith("multisched")]
+    assert not [r for r in lines if r.exc_info]
+    assert [r.levelname for r in lines] == ["WARNING", "WARNING"], [r.getMessage() for r in lines]
+    assert lines[0].getMessage().startswith("API server unreachable (bindings failed: ")
+    assert lines[1].getMessage().endswith("failed or dropped meanwhile: 30 bindings")
+    scheduled = [r for r in kmock if r.method == "POST" and str(r.url.path).endswith("/events")]
+    assert len(scheduled) == len(pods)  # the Scheduled events, posted in the background

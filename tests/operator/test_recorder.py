@@ -1,0 +1,198 @@
+"""The event recorder (client-go EventCorrelator semantics): aggregation into a count,
+series patches, the per-object spam filter, the bounded queue, outages and step-downs."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from multisched.framework import ApiUnavailable
+from multisched.operator.client import ApiError
+from multisched.operator.recorder import SPAM_BURST, SPAM_REFILL_SECONDS, Recorder
+
+
+class Sink:
+    def __init__(self) -> None:
+        self.created: list[dict[str, Any]] = []
+        self.patched: list[tuple[str, dict[str, Any]]] = []
+        self.down = 0  # fail this many sends as unreachable
+        self.refuse: Exception | None = None
+        self._names = itertools.count()
+
+    def _maybe_fail(self) -> None:
+        if self.down:
+            self.down -= 1
+            raise ApiUnavailable("connection refused", maybe_sent=False)
+        if self.refuse is not None:
+            raise self.refuse
+
+    async def create_event(self, body: dict[str, Any]) -> str:
+        self._maybe_fail()
+        self.created.append(body)
+        return f"ev{next(self._names)}"
+
+    async def patch_event(self, namespace: str, name: str, patch: dict[str, Any]) -> None:
+        self._maybe_fail()
+        self.patched.append((name, patch))
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def event(pod: str = "web", message: str = "0/3 nodes are available", **kw: Any) -> dict[str, Any]:
+    return {
+        "metadata": {"namespace": "default"},
+        "involvedObject": {"kind": "Pod", "name": pod, "namespace": "default", "uid": f"u-{pod}"},
+        "type": "Warning",
+        "reason": "FailedScheduling",
+        "message": message,
+        "source": {"component": "sched"},
+        **kw,
+    }
+
+
+def recorder(sink: Sink, **kw: Any) -> Recorder:
+    stamps = (f"2024-01-01T00:00:{i:02d}Z" for i in itertools.count())
+    return Recorder(sink, now_stamp=lambda: next(stamps), retry_seconds=(0, 0), **kw)
+
+
+async def test_identical_events_while_queued_become_one_with_a_count() -> None:
+    sink = Sink()
+    rec = recorder(sink)
+    for _ in range(3):
+        rec.record_event(event())
+    rec.record_event(event(message="other"))
+    await rec.flush()
+    assert [(e["message"], e["count"]) for e in sink.created] == [
+        ("0/3 nodes are available", 3),
+        ("other", 1),
+    ]
+    first = sink.created[0]
+    assert (first["firstTimestamp"], first["lastTimestamp"]) == (
+        "2024-01-01T00:00:00Z",
+        "2024-01-01T00:00:02Z",
+    )
+    await rec.close()
+
+
+async def test_an_event_already_posted_is_patched_as_a_series() -> None:
+    sink = Sink()
+    rec = recorder(sink)
+    rec.record_event(event())
+    await rec.flush()
+    rec.record_event(event())
+    rec.record_event(event())
+    await rec.flush()
+    assert len(sink.created) == 1
+    assert sink.patched == [("ev0", {"count": 3, "lastTimestamp": "2024-01-01T00:00:02Z"})]
+    # The Event expired meanwhile (404 on the patch): a new one is posted.
+    sink.refuse = ApiError(404, "not found")
+    rec.record_event(event())
+    await rec.flush()
+    sink.refuse = None
+    rec.record_event(event())
+    await rec.flush()
+    assert len(sink.created) == 2
+    await rec.close()
+
+
+async def test_one_object_is_rate_limited_others_are_not() -> None:
+    sink, clock = Sink(), Clock()
+    rec = recorder(sink, clock=clock)
+    for i in range(SPAM_BURST + 5):
+        rec.record_event(event("noisy", message=f"attempt {i}"))
+    rec.record_event(event("quiet"))
+    await rec.flush()
+    posted = [e["involvedObject"]["name"] for e in sink.created]
+    assert posted.count("noisy") == SPAM_BURST
+    assert posted.count("quiet") == 1
+    assert rec.dropped["events rate-limited"] == 5
+    clock.now += SPAM_REFILL_SECONDS  # one more token after five minutes
+    rec.record_event(event("noisy", message="later"))
+    rec.record_event(event("noisy", message="too soon"))
+    await rec.flush()
+    assert [e["message"] for e in sink.created][-1] == "later"
+    await rec.close()
+
+
+async def test_a_full_queue_drops_the_oldest_and_counts() -> None:
+    sink = Sink()
+    rec = recorder(sink, max_queued=3)
+    for i in range(5):
+        rec.record_event(event(f"p{i}"))
+    await rec.flush()
+    assert [e["involvedObject"]["name"] for e in sink.created] == ["p2", "p3", "p4"]
+    assert rec.take_dropped() == {"events dropped": 2}
+    assert rec.take_dropped() == {}
+    await rec.close()
+
+
+async def test_writes_wait_out_an_outage_and_are_sent_once_it_ends() -> None:
+    sink = Sink()
+    rec = recorder(sink)
+    sink.down = 4
+    rec.record_event(event("a"))
+    rec.record_event(event("b"))
+    sent: list[str] = []
+
+    async def patch() -> None:
+        sent.append("patch")
+
+    rec.record_patch(("PodScheduled", "u-a"), patch)
+    await rec.flush()
+    assert [e["involvedObject"]["name"] for e in sink.created] == ["a", "b"]
+    assert sent == ["patch"]
+    await rec.close()
+
+
+async def test_a_newer_patch_for_the_same_pod_replaces_the_queued_one() -> None:
+    sink = Sink()
+    rec = recorder(sink)
+    sent: list[str] = []
+
+    def patch(text: str) -> Any:
+        async def send() -> None:
+            sent.append(text)
+
+        return send
+
+    sink.down = 1
+    rec.record_event(event())  # holds the queue while "unreachable"
+    rec.record_patch(("PodScheduled", "u-web"), patch("old"))
+    rec.record_patch(("PodScheduled", "u-web"), patch("new"))
+    await rec.flush()
+    assert sent == ["new"]
+    await rec.close()
+
+
+async def test_refused_writes_are_dropped_and_logged_once_per_reason(caplog: Any) -> None:
+    sink = Sink()
+    rec = recorder(sink)
+    sink.refuse = ApiError(403, "events is forbidden")
+    for i in range(3):
+        rec.record_event(event(f"p{i}"))
+    await rec.flush()
+    assert rec.dropped["events refused"] == 3
+    assert [r.getMessage() for r in caplog.records if r.name.endswith("recorder")] == [
+        "the API server refused a queued event: ApiError: events is forbidden (403)"
+    ]
+    await rec.close()
+
+
+async def test_a_replica_that_stepped_down_sends_nothing_queued() -> None:
+    sink = Sink()
+    leading = [True]
+    rec = recorder(sink, may_write=lambda: leading[0])
+    sink.down = 1
+    rec.record_event(event("a"))
+    rec.record_event(event("b"))
+    leading[0] = False
+    await rec.flush()
+    assert sink.created == []
+    assert rec.dropped["writes skipped (not leading)"] == 2
+    await rec.close()

@@ -1,0 +1,214 @@
+"""Node updates as cluster events (upstream ``nodeSchedulingPropertiesChange``), and the
+built-in plugins' registrations deciding which unschedulable pods they move."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from builders import make_pod, node_dict
+from multisched.cache import Cache
+from multisched.config import parse_scheduler_profile_spec, resolve
+from multisched.framework import Framework, FrameworkError, Registry
+from multisched.queue import events as ev
+from multisched.scheduler import Scheduler, default_registry
+from multisched.scheduler.cluster_events import node_scheduling_properties_change
+
+
+def ready_node(name: str = "n1", **kw: Any) -> dict[str, Any]:
+    raw = node_dict(name, **kw)
+    raw["status"]["conditions"] = [
+        {"type": "Ready", "status": "True", "lastHeartbeatTime": "2024-01-01T00:00:00Z"}
+    ]
+    return raw
+
+
+def changed(edit: Any) -> ev.ClusterEvent | None:
+    old = ready_node()
+    new = copy.deepcopy(old)
+    edit(new)
+    return node_scheduling_properties_change(old, new)
+
+
+def test_kubelet_heartbeats_and_images_are_no_event() -> None:
+    def heartbeat(n: dict[str, Any]) -> None:
+        n["status"]["conditions"][0]["lastHeartbeatTime"] = "2024-01-01T00:00:10Z"
+        n["status"]["images"] = [{"names": ["nginx"], "sizeBytes": 1}]
+        n["metadata"]["resourceVersion"] = "2"
+        n["metadata"]["annotations"] = {"node.alpha.kubernetes.io/ttl": "0"}
+
+    assert changed(heartbeat) is None
+
+
+@pytest.mark.parametrize(
+    ("edit", "action", "label"),
+    [
+        (
+            lambda n: n["status"]["allocatable"].update(cpu="8"),
+            ev.UPDATE_NODE_ALLOCATABLE,
+            "NodeAllocatableChange",
+        ),
+        (
+            lambda n: n["metadata"]["labels"].update(zone="a"),
+            ev.UPDATE_NODE_LABEL,
+            "NodeLabelChange",
+        ),
+        (
+            lambda n: n["spec"].update(taints=[{"key": "k", "effect": "NoSchedule"}]),
+            ev.UPDATE_NODE_TAINT,
+            "NodeTaintChange",
+        ),
+        (
+            lambda n: n["spec"].update(unschedulable=True),
+            ev.UPDATE_NODE_TAINT,
+            "NodeSpecUnschedulableChange",
+        ),
+        (
+            lambda n: n["status"]["conditions"][0].update(status="False"),
+            ev.UPDATE_NODE_CONDITION,
+            "NodeConditionChange",
+        ),
+    ],
+)
+def test_each_scheduling_property_is_its_event(edit: Any, action: int, label: str) -> None:
+    event = changed(edit)
+    assert event is not None
+    assert (event.resource, event.action, event.label) == (ev.NODE, action, label)
+
+
+def test_several_changes_make_one_event_with_every_bit() -> None:
+    def both(n: dict[str, Any]) -> None:
+        n["status"]["allocatable"]["cpu"] = "8"
+        n["metadata"]["labels"]["zone"] = "a"
+
+    event = changed(both)
+    assert event is not None
+    assert event.action == ev.UPDATE_NODE_ALLOCATABLE | ev.UPDATE_NODE_LABEL
+
+
+# -- through the scheduler, with the built-in plugins' registrations ----------------------
+
+
+def default_scheduler() -> Scheduler:
+    registry = default_registry(load_entry_points=False)
+    config = resolve(parse_scheduler_profile_spec({"profiles": [{"schedulerName": "s"}]}), registry)
+    return Scheduler(config, registry, cache=Cache())
+
+
+async def fail_once(sched: Scheduler, name: str, **kw: Any) -> str:
+    pod = make_pod(name, scheduler_name="s", **kw)
+    sched.on_pod(pod)
+    qpi = sched.queue.pop_nowait()
+    assert qpi is not None
+    outcome = await sched.schedule_one(qpi)
+    assert outcome.result == "unschedulable", outcome.message
+    assert sched.queue.where(pod.uid) == "unschedulable"
+    return pod.uid
+
+
+async def test_status_churn_leaves_the_pool_alone_and_relevant_changes_move_the_right_pods() -> (
+    None
+):
+    sched = default_scheduler()
+    taint = {"key": "dedicated", "effect": "NoSchedule"}
+    tolerate = [{"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"}]
+    sched.on_node(ready_node("n1", cpu="1", taints=[taint]))
+    tainted = await fail_once(sched, "tainted")  # only TaintToleration rejects it
+    big = await fail_once(sched, "big", requests={"cpu": "2"}, tolerations=tolerate)
+    picky = await fail_once(sched, "picky", node_selector={"zone": "a"}, tolerations=tolerate)
+    plugins = {uid: sched.queue.info(uid).unschedulable_plugins for uid in (tainted, big, picky)}  # type: ignore[union-attr]
+    assert plugins == {
+        tainted: {"TaintToleration"},
+        big: {"NodeResourcesFit"},
+        picky: {"NodeAffinity"},
+    }
+
+    heartbeat = ready_node("n1", cpu="1", taints=[taint])
+    heartbeat["status"]["conditions"][0]["lastHeartbeatTime"] = "2024-01-01T00:01:00Z"
+    for _ in range(3):
+        sched.on_node(heartbeat)
+    pool = {uid for uid in (tainted, big, picky) if sched.queue.where(uid) == "unschedulable"}
+    assert pool == {tainted, big, picky}
+
+    labelled = ready_node("n1", cpu="1", taints=[taint], labels={"zone": "a"})
+    sched.on_node(labelled)  # NodeAffinity registered label changes; the others did not
+    assert sched.queue.where(picky) in ("active", "backoff")
+    assert sched.queue.where(big) == "unschedulable"
+    assert sched.queue.where(tainted) == "unschedulable"
+
+    grown = ready_node("n1", cpu="4", taints=[taint], labels={"zone": "a"})
+    sched.on_node(grown)  # NodeResourcesFit registered allocatable changes
+    assert sched.queue.where(big) in ("active", "backoff")
+    assert sched.queue.where(tainted) == "unschedulable"
+
+    sched.on_node(ready_node("n1", cpu="4", labels={"zone": "a"}))  # taint removed
+    assert sched.queue.where(tainted) in ("active", "backoff")
+
+
+async def test_a_new_node_moves_every_node_reader() -> None:
+    sched = default_scheduler()
+    sched.on_node(ready_node("n1", cpu="1"))
+    big = await fail_once(sched, "big", requests={"cpu": "2"})
+    sched.on_node(ready_node("n2", cpu="4"))
+    assert sched.queue.where(big) in ("active", "backoff")
+
+
+def test_built_in_filters_register_events_and_plugins_without_them_get_all() -> None:
+    sched = default_scheduler()
+    fwk = sched.profiles["s"]
+    events = fwk.plugin_events
+    assert events["NodeResourcesFit"] == (
+        ev.ClusterEvent(ev.POD, ev.DELETE),
+        ev.ClusterEvent(ev.NODE, ev.ADD | ev.UPDATE_NODE_ALLOCATABLE),
+    )
+    assert events["TaintToleration"] == (ev.ClusterEvent(ev.NODE, ev.ADD | ev.UPDATE_NODE_TAINT),)
+    # Score/bind-only plugins say nothing: they count as registered for everything.
+    assert events["DefaultBinder"] == (ev.WILDCARD_EVENT,)
+    assert sched.queue.plugin_events["NodeAffinity"] == events["NodeAffinity"]
+
+
+class _BrokenEvents:
+    name = "BrokenEvents"
+
+    def __init__(self, args: Any, handle: Any) -> None:
+        pass
+
+    def filter(self, state: Any, pod: Any, node: Any) -> None:
+        return None
+
+    def events_to_register(self) -> list[str]:
+        return ["NodeAdd"]  # a label, not a ClusterEvent
+
+
+def test_a_plugin_returning_garbage_events_fails_its_profile_clearly() -> None:
+    from multisched.config.resolved import ResolvedProfile
+
+    prof = ResolvedProfile("x", None, {"filter": ("BrokenEvents",)}, {})
+    with pytest.raises(FrameworkError, match="BrokenEvents: events_to_register returned"):
+        Framework(prof, Registry([_BrokenEvents]), Cache().snapshot)
+
+
+async def test_a_bound_pod_moves_only_the_pods_whose_required_affinity_it_matches() -> None:
+    sched = default_scheduler()
+    sched.on_node(ready_node("n1", cpu="8"))
+    near_db = {
+        "podAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "labelSelector": {"matchLabels": {"app": "db"}},
+                    "topologyKey": "kubernetes.io/hostname",
+                }
+            ]
+        }
+    }
+    waiting = await fail_once(sched, "web", affinity=near_db)
+    big = await fail_once(sched, "big", requests={"cpu": "16"})
+    assert sched.queue.info(waiting).unschedulable_plugins == {"InterPodAffinity"}  # type: ignore[union-attr]
+
+    sched.on_pod(make_pod("cache", labels={"app": "cache"}, node_name="n1"))
+    assert sched.queue.where(waiting) == "unschedulable"
+    sched.on_pod(make_pod("db", labels={"app": "db"}, node_name="n1"))
+    assert sched.queue.where(waiting) in ("active", "backoff")
+    assert sched.queue.where(big) == "unschedulable"  # no affinity term: not a candidate
