@@ -49,7 +49,7 @@ def _load_config(configs: Sequence[tuple[str, dict[str, Any]]], registry: Any, s
         )
     where, obj = configs[0]
     for note in config_notes(obj):
-        print(f"note: {where}: {note}", file=sys.stderr)
+        print(f"note: {_printable(f'{where}: {note}')}", file=sys.stderr)
     try:
         return resolve(parse_config_object(obj), registry)
     except ConfigError as exc:
