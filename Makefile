@@ -5,7 +5,7 @@ PYTHON ?= $(VENV)/bin/python
 PIP ?= $(VENV)/bin/pip
 PYTEST_ARGS ?=
 
-.PHONY: install test lint bench e2e run simulate clean
+.PHONY: install test lint bench bench-e2e e2e run simulate clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON_BOOT) -m venv $(VENV)
@@ -28,6 +28,11 @@ lint: install
 
 bench: install
 	$(PYTHON) -m bench
+
+# multisched beside kube-scheduler on a real etcd + kube-apiserver (skips when they are not on
+# PATH); BENCH_E2E_SCALE=0.1 for a quick run.
+bench-e2e: install
+	$(PYTHON) -m bench.e2e $(BENCH_E2E_ARGS)
 
 e2e: install
 	$(VENV)/bin/pytest -q -rs tests/e2e

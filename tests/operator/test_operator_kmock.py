@@ -195,8 +195,8 @@ async def test_pod_of_an_unknown_scheduler_is_left_alone(
         await cluster.wait_for("our pod bound", lambda: node_of(cluster, "ours"))
         uids = [other["metadata"]["uid"], default["metadata"]["uid"]]
         # Seen by the operator (so any reaction would have happened by now), never queued.
-        await cluster.wait_for("both seen", lambda: all(u in runtime.others for u in uids))
-        assert not any(u in runtime.unbound for u in uids)  # kept raw: never parsed
+        await cluster.wait_for("both seen", lambda: all(u in runtime.cluster.others for u in uids))
+        assert not any(u in runtime.cluster.unbound for u in uids)  # kept raw: never parsed
         assert all(runtime.scheduler.queue.where(u) is None for u in uids)
         await runtime.scheduler.wait_for_bindings()
         for name in ("other", "plain"):
@@ -257,7 +257,7 @@ async def test_binding_conflict_with_a_pod_bound_elsewhere_drops_it(
         )
         await runtime.scheduler.wait_for_bindings()
         assert runtime.scheduler.queue.where(uid) is None
-        assert uid not in runtime.unbound
+        assert uid not in runtime.cluster.unbound
         assert len(cluster.bindings) == 1
 
 

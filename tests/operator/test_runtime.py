@@ -64,70 +64,70 @@ def profile_obj(*names: str, uid: str = "uid-p") -> dict[str, Any]:
 
 
 async def test_finished_pods_leave_the_cache(runtime: Runtime) -> None:
-    runtime.on_node(node_dict("n1"))
+    runtime.cluster.on_node(node_dict("n1"))
     pod = pod_dict("job", node_name="n1", requests={"cpu": "1"})
-    runtime.on_assigned_pod(pod)
+    runtime.cluster.on_assigned_pod(pod)
     uid = pod["metadata"]["uid"]
     assert runtime.scheduler.cache.get_pod(uid) is not None
-    runtime.on_assigned_pod({**pod, "status": {"phase": "Succeeded"}})
+    runtime.cluster.on_assigned_pod({**pod, "status": {"phase": "Succeeded"}})
     assert runtime.scheduler.cache.get_pod(uid) is None
     node = runtime.scheduler.cache.snapshot.get("n1")
     assert node is not None and node.requested.milli_cpu == 0
 
 
 async def test_relisting_is_idempotent(runtime: Runtime) -> None:
-    await runtime.on_profile(profile_obj(SCHED))
+    await runtime.profile_sync.on_profile(profile_obj(SCHED))
     pod = pod_dict("web", scheduler_name=SCHED)
     for _ in range(3):
-        await runtime.on_pod(pod)
+        await runtime.cluster.on_pod(pod)
     assert runtime.scheduler.queue.pending_counts()["active"] == 1
 
 
 async def test_a_status_only_update_does_not_retry_an_unschedulable_pod(
     runtime: Runtime,
 ) -> None:
-    await runtime.on_profile(profile_obj(SCHED))
+    await runtime.profile_sync.on_profile(profile_obj(SCHED))
     pod = pod_dict("web", scheduler_name=SCHED)
     uid = pod["metadata"]["uid"]
-    await runtime.on_pod(pod)
+    await runtime.cluster.on_pod(pod)
     queue = runtime.scheduler.queue
     qpi = queue.pop_nowait()
     assert qpi is not None
     queue.add_unschedulable(qpi, {"NodeResourcesFit"})
     # Our own PodScheduled=False patch comes back through the watch.
     condition = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}
-    await runtime.on_pod({**pod, "status": {"conditions": [condition]}})
+    await runtime.cluster.on_pod({**pod, "status": {"conditions": [condition]}})
     assert queue.where(uid) == "unschedulable"
     info = queue.info(uid)
     assert info is not None and info.pod.raw["status"]["conditions"] == [condition]
     # A real change (a label) may make it fit: it leaves the pool.
     changed = {**pod, "metadata": {**pod["metadata"], "labels": {"app": "web"}}}
-    await runtime.on_pod(changed)
+    await runtime.cluster.on_pod(changed)
     assert queue.where(uid) in ("active", "backoff")
 
 
 async def test_pods_wait_for_their_profile_and_stay_when_it_goes(runtime: Runtime) -> None:
     pod = pod_dict("web", scheduler_name=SCHED)
     uid = pod["metadata"]["uid"]
-    await runtime.on_pod(pod)
+    await runtime.cluster.on_pod(pod)
     assert runtime.scheduler.queue.where(uid) is None  # nobody serves my-scheduler
-    await runtime.on_profile(profile_obj(SCHED))
+    await runtime.profile_sync.on_profile(profile_obj(SCHED))
     assert runtime.scheduler.queue.where(uid) == "active"
-    await runtime.on_profile(profile_obj(SCHED), deleted=True)
+    await runtime.profile_sync.on_profile(profile_obj(SCHED), deleted=True)
     assert runtime.scheduler.queue.where(uid) is None
-    assert uid in runtime.others  # still known, untouched
-    await runtime.on_profile(profile_obj(SCHED, uid="uid-p2"))
+    assert uid in runtime.cluster.others  # still known, untouched
+    await runtime.profile_sync.on_profile(profile_obj(SCHED, uid="uid-p2"))
     assert runtime.scheduler.queue.where(uid) == "active"
 
 
 async def test_an_unreadable_pod_of_ours_gets_one_warning(
     kmock: KubernetesEmulator, runtime: Runtime
 ) -> None:
-    await runtime.on_profile(profile_obj(SCHED))
+    await runtime.profile_sync.on_profile(profile_obj(SCHED))
     bad = pod_dict("bad", scheduler_name=SCHED, requests={"cpu": "lots"})
     theirs = pod_dict("theirs", scheduler_name="other", requests={"cpu": "lots"})
     for pod in (bad, bad, theirs):
-        await runtime.on_pod(pod)
+        await runtime.cluster.on_pod(pod)
     events = [
         dict(obj.raw)
         for (resource, _, _), obj in kmock.objects.items()
@@ -145,17 +145,17 @@ async def test_a_pod_leaving_the_pending_selection_stays_counted_as_bound(
 ) -> None:
     """kopf's field-selected watch says DELETED when a pod is bound: the pod is no longer
     pending, but it is not gone - the assigned-pod informer holds it in the cache."""
-    await runtime.on_profile(profile_obj(SCHED))
-    runtime.on_node(node_dict("n1"))
+    await runtime.profile_sync.on_profile(profile_obj(SCHED))
+    runtime.cluster.on_node(node_dict("n1"))
     pod = pod_dict("web", scheduler_name=SCHED, requests={"cpu": "1"})
     uid = pod["metadata"]["uid"]
-    await runtime.on_pod(pod)
+    await runtime.cluster.on_pod(pod)
     assert runtime.scheduler.queue.where(uid) == "active"
     bound = {**pod, "spec": {**pod["spec"], "nodeName": "n1"}}
-    runtime.on_assigned_pod(bound)  # the two watches race; either order must hold
-    runtime.on_pending_pod_gone(pod)  # the previous object, as the API server sends it
+    runtime.cluster.on_assigned_pod(bound)  # the two watches race; either order must hold
+    runtime.cluster.on_pending_pod_gone(pod)  # the previous object, as the API server sends it
     assert runtime.scheduler.queue.where(uid) is None
-    assert uid not in runtime.unbound
+    assert uid not in runtime.cluster.unbound
     cached = runtime.scheduler.cache.get_pod(uid)
     assert cached is not None and cached.node_name == "n1"
     node = runtime.scheduler.cache.snapshot.get("n1")
@@ -166,12 +166,12 @@ async def test_a_pod_leaving_the_pending_selection_stays_counted_as_bound(
 
 
 async def test_a_pending_pod_deleted_for_real_leaves_the_queue(runtime: Runtime) -> None:
-    await runtime.on_profile(profile_obj(SCHED))
+    await runtime.profile_sync.on_profile(profile_obj(SCHED))
     pod = pod_dict("web", scheduler_name=SCHED)
     uid = pod["metadata"]["uid"]
-    await runtime.on_pod(pod)
+    await runtime.cluster.on_pod(pod)
     assert runtime.scheduler.queue.where(uid) == "active"
-    runtime.on_pending_pod_gone(pod)
+    runtime.cluster.on_pending_pod_gone(pod)
     assert runtime.scheduler.queue.where(uid) is None
-    assert uid not in runtime.unbound
+    assert uid not in runtime.cluster.unbound
     assert runtime.scheduler.cache.get_pod(uid) is None

@@ -108,9 +108,9 @@ async def login(memo: kopf.Memo, **_: Any) -> kopf.ConnectionInfo | None:
 async def pending_pod_event(type: str, body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
     runtime = _runtime(memo)
     if type == "DELETED":
-        runtime.on_pending_pod_gone(body)
+        runtime.cluster.on_pending_pod_gone(body)
     else:
-        await runtime.on_pod(body)
+        await runtime.cluster.on_pod(body)
 
 
 # -- SchedulerProfiles -------------------------------------------------------------------
@@ -118,4 +118,4 @@ async def pending_pod_event(type: str, body: kopf.Body, memo: kopf.Memo, **_: An
 
 @kopf.on.event(GROUP, VERSION, PLURAL)
 async def profile_event(type: str, body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
-    await _runtime(memo).on_profile(body, deleted=type == "DELETED")
+    await _runtime(memo).profile_sync.on_profile(body, deleted=type == "DELETED")

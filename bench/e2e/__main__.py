@@ -1,0 +1,167 @@
+"""``python -m bench.e2e`` (``make bench-e2e``): issue 7's targets, measured side by side.
+
+Needs etcd, kube-apiserver and openssl on PATH (skips with a message otherwise); runs
+kube-scheduler too when it is on PATH. ``BENCH_E2E_SCALE=0.1`` shrinks every scenario.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+from .controlplane import control_plane, missing_binaries
+from .kube import Kube
+from .procs import Contender, kube_scheduler, multisched
+from .scenarios import Bench, Sizes, log, profile_scheduler_name
+
+SCENARIOS = "abcd"
+NOTES = """
+first binding after start: from the scheduler's process start to the harness's watch seeing
+  spec.nodeName on a pod that was pending before the start.
+peak RSS: VmHWM of the scheduler's process when its measurement ends (2 s after the first
+  binding of a start-up, after the last of a backlog); CPU: utime+stime from /proc/<pid>/stat.
+CPU per pod: the scheduler's CPU between the first and the last binding of the backlog over
+  the pods bound in between (pods/s over the same span); in the stream, from the first create
+  to the last binding over the pods bound.
+creation-to-bound: from ADDED to the first event with spec.nodeName, both read by the harness
+  on one watch of the pods (server timestamps have only second precision)."""
+
+
+def _float_env(name: str, default: float) -> float:
+    raw = os.environ.get(name, "")
+    try:
+        return float(raw) if raw else default
+    except ValueError:
+        raise SystemExit(f"error: {name}={raw!r} is not a number") from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m bench.e2e", description=__doc__)
+    parser.add_argument(
+        "--scale",
+        type=float,
+        default=_float_env("BENCH_E2E_SCALE", 1.0),
+        help="multiply every scenario's size (default $BENCH_E2E_SCALE or 1)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=_float_env("BENCH_E2E_TIMEOUT", 120.0),
+        help="seconds any one wait may last (default $BENCH_E2E_TIMEOUT or 120)",
+    )
+    parser.add_argument(
+        "--scenarios",
+        default=os.environ.get("BENCH_E2E_SCENARIOS", SCENARIOS),
+        help="which of a (10k running), b (50k running), c (backlog), d (stream); default abcd",
+    )
+    parser.add_argument(
+        "--schedulers",
+        default="kube-scheduler,multisched",
+        help="comma-separated subset of kube-scheduler,multisched",
+    )
+    parser.add_argument(
+        "--concurrency", type=int, default=32, help="API requests in flight while populating"
+    )
+    parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    parser.add_argument(
+        "--logs", type=Path, help="keep the logs of etcd, kube-apiserver and the schedulers here"
+    )
+    return parser
+
+
+def _version(argv: list[str]) -> str:
+    out = subprocess.run(argv, capture_output=True, text=True, check=False).stdout
+    return out.strip().splitlines()[-1] if out.strip() else "?"
+
+
+def _load() -> str:
+    """Other work on the machine skews every figure: say how busy it was."""
+    one, five, _ = os.getloadavg()
+    return f"load average {one:.1f} (5 min {five:.1f}) on {os.cpu_count()} CPUs"
+
+
+async def bench(args: argparse.Namespace) -> int:
+    sizes = Sizes.scaled(args.scale)
+    wanted = {w.strip() for w in args.schedulers.split(",") if w.strip()}
+    with control_plane(args.logs) as cp:
+        contenders: list[Contender] = []
+        if "kube-scheduler" in wanted:
+            ks = kube_scheduler(cp)
+            if ks is None:
+                log("kube-scheduler is not on PATH: measuring multisched alone")
+            else:
+                contenders.append(ks)
+                log(f"kube-scheduler: {_version([ks.argv[0], '--version'])}")
+        if "multisched" in wanted:
+            contenders.append(multisched(cp, profile_scheduler_name()))
+            log(f"multisched {metadata.version('multisched')} ({contenders[-1].argv[0]})")
+        if not contenders:
+            print("error: no scheduler to measure", file=sys.stderr)
+            return 2
+        kept = "" if args.logs else " (removed at exit; --logs DIR keeps them)"
+        log(f"kube-apiserver: {_version(['kube-apiserver', '--version'])}")
+        log(f"logs in {cp.workdir}{kept}")
+        log(f"scale {args.scale}: {sizes}; timeout {args.timeout:.0f} s; {_load()}")
+        async with Kube(cp.url, cp.token) as kube:
+            b = Bench(kube, cp, contenders, sizes, args.timeout, args.concurrency)
+            await b.setup()
+            if "c" in args.scenarios:
+                await b.backlog()
+            if "d" in args.scenarios:
+                await b.stream()
+            if "a" in args.scenarios:
+                await b.startup("a", sizes.running)
+            if "b" in args.scenarios:
+                await b.startup("b", sizes.running_large)
+        log(f"done; {_load()}")
+        names = [c.name for c in contenders]
+        print()
+        print(b.table.render(names))
+        print(NOTES)
+        if args.scale != 1:
+            print(f"issue 7's targets are set for scale 1; this run is at scale {args.scale}.")
+        if args.json:
+            meta = {"scale": args.scale, "sizes": sizes.__repr__(), "schedulers": names}
+            b.table.dump(args.json, meta)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.scale <= 0 or args.timeout <= 0 or args.concurrency < 1:
+        print("error: --scale and --timeout must be > 0, --concurrency >= 1", file=sys.stderr)
+        return 2
+    unknown = set(args.scenarios) - set(SCENARIOS)
+    if unknown:
+        print(f"error: unknown scenario(s) {''.join(sorted(unknown))}", file=sys.stderr)
+        return 2
+    missing = missing_binaries()
+    if missing:
+        print(
+            f"bench-e2e skipped: {', '.join(missing)} not on PATH "
+            "(put etcd and kube-apiserver, and kube-scheduler to compare, on PATH)"
+        )
+        return 0
+    try:
+        return asyncio.run(bench(args))
+    except KeyboardInterrupt:
+        return 130
+    except (Exception, ExceptionGroup) as exc:  # the servers and schedulers are stopped by now
+        print(f"bench-e2e failed: {_first_cause(exc)}", file=sys.stderr)
+        return 1
+
+
+def _first_cause(exc: BaseException) -> str:
+    """Task groups wrap failures; the first leaf says what went wrong."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

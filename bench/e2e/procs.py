@@ -1,0 +1,160 @@
+"""The two schedulers as processes: started as their users start them, watched through /proc."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .controlplane import ControlPlane, free_port
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+SAMPLE_SECONDS = 0.1
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """utime + stime of one process, or None once it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[1].split()  # the command name may hold spaces
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def peak_rss_mb(pid: int) -> float | None:
+    """VmHWM: the resident set's high-water mark."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    for line in status.splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Contender:
+    """A scheduler under test and the schedulerName its pods carry."""
+
+    name: str
+    scheduler_name: str
+    argv: list[str]
+    #: The flag that moves its health/metrics server to a free loopback port.
+    port_flag: str
+
+
+def kube_scheduler(cp: ControlPlane) -> Contender | None:
+    binary = shutil.which("kube-scheduler")
+    if binary is None:
+        return None
+    # The default profile; only the client's rate limit is raised (50 qps would cap binding).
+    config = (
+        "apiVersion: kubescheduler.config.k8s.io/v1\n"
+        "kind: KubeSchedulerConfiguration\n"
+        f"clientConnection: {{kubeconfig: '{cp.kubeconfig}', qps: 5000, burst: 10000}}\n"
+        "leaderElection: {leaderElect: false}\n"
+        "profiles: [{schedulerName: default-scheduler}]\n"
+    )
+    path = cp.workdir / "kube-scheduler.yaml"
+    path.write_text(config)
+    argv = [binary, f"--config={path}", "--bind-address=127.0.0.1"]
+    return Contender("kube-scheduler", "default-scheduler", argv, "--secure-port")
+
+
+def multisched(cp: ControlPlane, scheduler_name: str) -> Contender:
+    script = Path(sys.executable).with_name("multisched")
+    binary = str(script) if script.exists() else (shutil.which("multisched") or "multisched")
+    argv = [
+        binary,
+        "run",
+        "--all-namespaces",
+        "--leader-elect=false",
+        f"--kubeconfig={cp.kubeconfig}",
+        "--metrics-address=127.0.0.1",
+    ]
+    return Contender("multisched", scheduler_name, argv, "--metrics-port")
+
+
+@dataclass(slots=True)
+class Running:
+    """One started scheduler, its CPU sampled so that any instant's figure can be read back."""
+
+    contender: Contender
+    log_path: Path
+    proc: subprocess.Popen[bytes]
+    started: float
+    #: (instant, CPU seconds) every SAMPLE_SECONDS while the process lives.
+    samples: list[tuple[float, float]] = field(default_factory=list)
+    #: The last VmHWM read: what remains known once the process is gone.
+    last_rss_mb: float | None = None
+
+    def cpu_at(self, instant: float) -> float | None:
+        """CPU seconds used by ``instant`` (linear between the two nearest samples)."""
+        before = [s for s in self.samples if s[0] <= instant]
+        after = [s for s in self.samples if s[0] >= instant]
+        if not before or not after:
+            return self.samples[-1][1] if self.samples else None
+        (t0, c0), (t1, c1) = before[-1], after[0]
+        return c0 if t1 == t0 else c0 + (c1 - c0) * (instant - t0) / (t1 - t0)
+
+    def cpu_now(self) -> float | None:
+        now = cpu_seconds(self.proc.pid)
+        if now is None and self.samples:
+            return self.samples[-1][1]
+        return now
+
+    def peak_rss_mb(self) -> float | None:
+        now = peak_rss_mb(self.proc.pid)
+        if now is not None:
+            self.last_rss_mb = now
+        return self.last_rss_mb
+
+    def exited(self) -> int | None:
+        return self.proc.poll()
+
+    def log_tail(self, chars: int = 2000) -> str:
+        return self.log_path.read_text(errors="replace")[-chars:]
+
+
+async def _sample(run: Running) -> None:
+    while run.proc.poll() is None:
+        cpu = cpu_seconds(run.proc.pid)
+        if cpu is not None:
+            run.samples.append((time.monotonic(), cpu))
+        run.peak_rss_mb()
+        await asyncio.sleep(SAMPLE_SECONDS)
+
+
+@contextlib.asynccontextmanager
+async def started(contender: Contender, workdir: Path, tag: str) -> AsyncIterator[Running]:
+    """Runs the scheduler for the block; stops it (and its sampler) afterwards."""
+    log_path = workdir / f"{contender.name}-{tag}.log"
+    argv = [*contender.argv, f"{contender.port_flag}={free_port()}"]
+    with log_path.open("wb") as log:
+        begin = time.monotonic()
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env)
+    run = Running(contender, log_path, proc, begin)
+    sampler = asyncio.create_task(_sample(run))
+    try:
+        yield run
+    finally:
+        sampler.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await sampler
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                await asyncio.to_thread(proc.wait, 15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                await asyncio.to_thread(proc.wait)

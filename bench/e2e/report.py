@@ -1,0 +1,129 @@
+"""Figures and the side-by-side table: both schedulers and the ratio multisched/kube-scheduler."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+KUBE_SCHEDULER = "kube-scheduler"
+MULTISCHED = "multisched"
+
+
+@dataclass(frozen=True, slots=True)
+class Figure:
+    """A measured value, or None with a note saying why there is none ("none in 120 s")."""
+
+    value: float | None
+    unit: str
+    note: str = ""
+
+    def text(self) -> str:
+        if self.value is None:
+            return self.note or "-"
+        digits = 0 if abs(self.value) >= 100 else 1 if abs(self.value) >= 10 else 2
+        shown = f"{self.value:.{digits}f} {self.unit}".rstrip()
+        return f"{shown} {self.note}" if self.note else shown
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """Issue 7's goal for multisched's figure: absolute, or relative to kube-scheduler's."""
+
+    bound: float
+    unit: str = ""
+    at_most: bool = True
+    relative: bool = False
+
+    def text(self) -> str:
+        what = "x kube-scheduler" if self.relative else f" {self.unit}"
+        return f"{'<=' if self.at_most else '>='} {self.bound:g}{what}"
+
+    def verdict(self, row: Row) -> str:
+        value = row.ratio_value() if self.relative else row.value(MULTISCHED)
+        if value is None:
+            ours = row.figures.get(MULTISCHED)
+            # No figure because nothing happened in time: an upper bound on time is missed.
+            return "missed" if ours is not None and ours.note and not self.relative else ""
+        met = value <= self.bound if self.at_most else value >= self.bound
+        return "met" if met else "missed"
+
+
+@dataclass(slots=True)
+class Row:
+    scenario: str
+    measure: str
+    target: Target | None = None
+    figures: dict[str, Figure] = field(default_factory=dict)
+
+    def value(self, who: str) -> float | None:
+        figure = self.figures.get(who)
+        return figure.value if figure is not None else None
+
+    def ratio_value(self) -> float | None:
+        ours, theirs = self.value(MULTISCHED), self.value(KUBE_SCHEDULER)
+        return ours / theirs if ours is not None and theirs else None
+
+    def ratio(self) -> str:
+        ratio = self.ratio_value()
+        return "-" if ratio is None else f"{ratio:.2f}x"
+
+    def goal(self) -> str:
+        if self.target is None:
+            return ""
+        verdict = self.target.verdict(self)
+        return f"{self.target.text()}: {verdict}" if verdict else self.target.text()
+
+
+class Table:
+    """Rows keyed by scenario id and measure, printed in scenario order."""
+
+    def __init__(self, targets: Mapping[tuple[str, str], Target]) -> None:
+        self._rows: dict[tuple[str, str], Row] = {}
+        self._targets = targets
+
+    def add(self, key: str, scenario: str, measure: str, who: str, figure: Figure) -> None:
+        row = self._rows.get((key, measure))
+        if row is None:
+            row = Row(scenario, measure, self._targets.get((key, measure)))
+            self._rows[key, measure] = row
+        row.figures[who] = figure
+
+    def rows(self) -> list[Row]:
+        return [self._rows[k] for k in sorted(self._rows, key=lambda k: k[0])]
+
+    def render(self, contenders: list[str]) -> str:
+        header = ["scenario", "measure", *contenders]
+        if KUBE_SCHEDULER in contenders and MULTISCHED in contenders:
+            header.append("multisched/kube-scheduler")
+        header.append("issue 7 target")
+        lines = [header]
+        last = ""
+        for row in self.rows():
+            cells = [row.scenario if row.scenario != last else "", row.measure]
+            cells += [row.figures[c].text() if c in row.figures else "-" for c in contenders]
+            if len(header) > len(cells) + 1:
+                cells.append(row.ratio())
+            cells.append(row.goal())
+            lines.append(cells)
+            last = row.scenario
+        widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+        out = []
+        for n, line in enumerate(lines):
+            out.append("  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip())
+            if n == 0:
+                out.append("  ".join("-" * w for w in widths))
+        return "\n".join(out)
+
+    def dump(self, path: Path, meta: dict[str, object]) -> None:
+        rows = [
+            {
+                "scenario": r.scenario,
+                "measure": r.measure,
+                "figures": {k: asdict(v) for k, v in r.figures.items()},
+                "target": r.goal(),
+            }
+            for r in self.rows()
+        ]
+        path.write_text(json.dumps({**meta, "rows": rows}, indent=2) + "\n")

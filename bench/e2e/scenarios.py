@@ -1,0 +1,356 @@
+"""The four scenarios of issue 7, each run once per scheduler on the same API server and data.
+
+A scheduler is started for each measurement and stopped after it; the pods it bound are deleted
+before the next one starts, so both see the same cluster.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from .controlplane import ROOT, ControlPlane
+from .kube import Kube
+from .objects import (
+    RUN_LABEL,
+    node,
+    node_name,
+    node_status,
+    pending_pod,
+    pending_pods,
+    running_pods,
+)
+from .procs import Contender, Running, started
+from .report import Figure, Table, Target
+from .watch import BindingWatch
+
+NAMESPACE = "bench"
+RUNNING_NAMESPACE = "bench-running"
+PODS = f"/api/v1/namespaces/{NAMESPACE}/pods"
+CRD = ROOT / "crds" / "schedulerprofiles.multisched.dev.yaml"
+PROFILE = ROOT / "examples" / "profiles" / "my-scheduler.yaml"
+#: After a start-up's first binding: time to finish the initial sync before reading VmHWM.
+SETTLE_SECONDS = 2.0
+#: After populating: the API server's own catch-up (watch cache, etcd) is not a scheduler's cost.
+QUIET_SECONDS = 5.0
+
+FIRST = "first binding after start"
+RSS = "peak RSS (VmHWM)"
+#: Issue 7's targets for multisched, by (scenario, measure); they are set for scale 1.
+TARGETS = {
+    ("a", FIRST): Target(5, "s"),
+    ("a", RSS): Target(250, "MB"),
+    ("b", FIRST): Target(20, "s"),
+    ("c", "pods/s"): Target(0.8, at_most=False, relative=True),
+    ("c", "CPU per pod"): Target(3, relative=True),
+    ("c", FIRST): Target(1, "s"),
+    ("d", "p50 creation-to-bound"): Target(10, "ms"),
+    ("d", "p99 creation-to-bound"): Target(100, "ms"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Sizes:
+    """Issue 7's sizes times ``scale``."""
+
+    nodes: int
+    running: int
+    running_large: int
+    backlog: int
+    stream_rate: float
+    stream_seconds: float
+
+    @classmethod
+    def scaled(cls, scale: float) -> Sizes:
+        def n(full: int, least: int) -> int:
+            return max(least, round(full * scale))
+
+        return cls(
+            nodes=n(500, 5),
+            running=n(10_000, 10),
+            running_large=n(50_000, 10),
+            backlog=n(2_000, 10),
+            stream_rate=max(5.0, 150 * scale),
+            stream_seconds=max(5.0, 20 * min(scale, 1.0)),
+        )
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Nearest rank: the smallest value with at least ``q`` percent of the values at or below."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
+
+
+def profile_scheduler_name() -> str:
+    doc = yaml.safe_load(PROFILE.read_text())
+    return str(doc["spec"]["profiles"][0]["schedulerName"])
+
+
+class Bench:
+    def __init__(
+        self,
+        kube: Kube,
+        cp: ControlPlane,
+        contenders: list[Contender],
+        sizes: Sizes,
+        timeout: float,
+        concurrency: int,
+    ) -> None:
+        self.kube = kube
+        self.cp = cp
+        self.contenders = contenders
+        self.sizes = sizes
+        self.timeout = timeout
+        self.concurrency = concurrency
+        self.table = Table(TARGETS)
+        self.running = 0
+
+    # -- the cluster -------------------------------------------------------------------------
+
+    async def setup(self) -> None:
+        for ns in (NAMESPACE, RUNNING_NAMESPACE):
+            await self.kube.create("/api/v1/namespaces", {"metadata": {"name": ns}}, exist_ok=True)
+            # No controller manager: the ServiceAccount pod admission insists on.
+            await self.kube.create(
+                f"/api/v1/namespaces/{ns}/serviceaccounts",
+                {"metadata": {"name": "default"}},
+                exist_ok=True,
+            )
+        await self._install_profile()
+        begin = time.monotonic()
+        count = self.sizes.nodes
+        await self.kube.create_many(
+            "/api/v1/nodes", (node(i) for i in range(count)), self.concurrency
+        )
+        await self._concurrently(
+            self.kube.patch_status(f"/api/v1/nodes/{node_name(i)}", node_status())
+            for i in range(count)
+        )
+        log(f"{count} nodes created and Ready in {time.monotonic() - begin:.1f} s")
+
+    async def _install_profile(self) -> None:
+        crd = yaml.safe_load(CRD.read_text())
+        path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+        await self.kube.create(path, crd, exist_ok=True)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            obj = await self.kube.request("GET", f"{path}/{crd['metadata']['name']}")
+            conditions = (obj.get("status") or {}).get("conditions") or []
+            if any(c["type"] == "Established" and c["status"] == "True" for c in conditions):
+                break
+            await asyncio.sleep(0.2)
+        else:
+            raise RuntimeError("the SchedulerProfile CRD was not Established in 30 s")
+        await self.kube.create(
+            "/apis/multisched.dev/v1alpha1/schedulerprofiles",
+            yaml.safe_load(PROFILE.read_text()),
+            exist_ok=True,
+        )
+
+    async def _concurrently(self, calls: Any) -> None:
+        limit = asyncio.Semaphore(self.concurrency)
+
+        async def one(call: Any) -> None:
+            async with limit:
+                await call
+
+        async with asyncio.TaskGroup() as group:
+            for call in calls:
+                group.create_task(one(call))
+
+    async def populate_running(self, total: int) -> None:
+        if total <= self.running:
+            return
+        begin = time.monotonic()
+        added = await self.kube.create_many(
+            f"/api/v1/namespaces/{RUNNING_NAMESPACE}/pods",
+            running_pods(self.running, total, self.sizes.nodes),
+            self.concurrency,
+        )
+        self.running = total
+        spent = time.monotonic() - begin
+        log(
+            f"{added} running pods created in {spent:.1f} s ({added / spent:.0f}/s); {total} in all"
+        )
+        await asyncio.sleep(QUIET_SECONDS)
+
+    async def _clean(self, run: str) -> None:
+        if not await self.kube.delete_collection(PODS, f"{RUN_LABEL}={run}", self.timeout):
+            log(f"warning: pods of {run} still present after {self.timeout:.0f} s")
+
+    # -- waiting -----------------------------------------------------------------------------
+
+    async def _wait_bound(self, watch: BindingWatch, proc: Running, count: int) -> str:
+        """Empty once ``count`` pods are bound, else why not (a timeout, or the process died)."""
+        deadline = time.monotonic() + self.timeout
+        while time.monotonic() < deadline:
+            if await watch.wait_bound(count, min(1.0, deadline - time.monotonic())):
+                return ""
+            code = proc.exited()
+            if code is not None:
+                log(f"{proc.contender.name} exited with {code}; log tail:\n{proc.log_tail()}")
+                return f"exited ({code})"
+        return (
+            f"none in {self.timeout:.0f} s" if not watch.bound else f"timeout {self.timeout:.0f} s"
+        )
+
+    # -- scenarios ---------------------------------------------------------------------------
+
+    async def startup(self, key: str, running: int) -> None:
+        """(a), (b): from process start to the binding of a pod already pending."""
+        await self.populate_running(running)
+        scenario = f"{self.sizes.nodes} nodes + {running} running pods"
+        for c in self.contenders:
+            run = f"{key}-{c.name}"
+            async with BindingWatch(self.kube, NAMESPACE, f"{RUN_LABEL}={run}") as watch:
+                await self.kube.create(PODS, pending_pod(run, c.scheduler_name, 0))
+                async with started(c, self.cp.workdir, run) as proc:
+                    why = await self._wait_bound(watch, proc, 1)
+                    if not why:
+                        await asyncio.sleep(SETTLE_SECONDS)
+                    rss = proc.peak_rss_mb()
+                    first = watch.first_bound
+                    # Without a binding: what the wait cost, as "none in N s" says.
+                    cpu = proc.cpu_at(first) if first is not None else proc.cpu_now()
+                took = first - proc.started if first is not None else None
+            figures = {
+                FIRST: Figure(took, "s", why),
+                RSS: Figure(rss, "MB"),
+                "CPU until first binding": Figure(
+                    cpu, "s", "" if took is not None else "(no binding)"
+                ),
+            }
+            for measure, figure in figures.items():
+                self.table.add(key, scenario, measure, c.name, figure)
+            log(f"{key} {c.name}: " + ", ".join(f"{m} {f.text()}" for m, f in figures.items()))
+            await self._clean(run)
+
+    async def backlog(self, key: str = "c") -> None:
+        """(c): pods pending before the scheduler starts; throughput and CPU while it drains."""
+        count = self.sizes.backlog
+        scenario = f"backlog of {count} pending pods, {self.sizes.nodes} nodes"
+        for c in self.contenders:
+            run = f"{key}-{c.name}"
+            async with BindingWatch(self.kube, NAMESPACE, f"{RUN_LABEL}={run}") as watch:
+                await self.kube.create_many(
+                    PODS, pending_pods(run, c.scheduler_name, count), self.concurrency
+                )
+                async with started(c, self.cp.workdir, run) as proc:
+                    why = await self._wait_bound(watch, proc, count)
+                    await asyncio.sleep(0.3)  # a CPU sample after the last binding
+                    rss = proc.peak_rss_mb()
+                    first, last, bound = watch.first_bound, watch.last_bound, len(watch.bound)
+                    rate = cpu = None
+                    if first is not None and last is not None and bound > 1 and last > first:
+                        rate = (bound - 1) / (last - first)
+                        c0, c1 = proc.cpu_at(first), proc.cpu_at(last)
+                        if c0 is not None and c1 is not None:
+                            cpu = (c1 - c0) / (bound - 1) * 1000
+            partial = f"({bound}/{count} bound, {why})" if bound < count else ""
+            took = first - proc.started if first is not None else None
+            self.table.add(key, scenario, "pods/s", c.name, Figure(rate, "", partial))
+            self.table.add(key, scenario, "CPU per pod", c.name, Figure(cpu, "ms"))
+            self.table.add(
+                key,
+                scenario,
+                FIRST,
+                c.name,
+                Figure(took, "s", why if took is None else ""),
+            )
+            self.table.add(key, scenario, RSS, c.name, Figure(rss, "MB"))
+            log(
+                f"{key} {c.name}: {bound}/{count} bound, {Figure(rate, 'pods/s').text()}, "
+                f"{Figure(cpu, 'ms').text()} CPU per pod, first after {Figure(took, 's').text()}"
+            )
+            await self._clean(run)
+
+    async def stream(self, key: str = "d") -> None:
+        """(d): pods created at a steady rate into a running scheduler; creation-to-bound."""
+        rate, seconds = self.sizes.stream_rate, self.sizes.stream_seconds
+        count = round(rate * seconds)
+        scenario = f"stream of {rate:g} pods/s for {seconds:g} s, {self.sizes.nodes} nodes"
+        for c in self.contenders:
+            run = f"{key}-{c.name}"
+            async with started(c, self.cp.workdir, run) as proc:
+                ready = await self._ready(c, proc, f"{run}-ready")
+                if ready:
+                    self.table.add(
+                        key, scenario, "p50 creation-to-bound", c.name, Figure(None, "", ready)
+                    )
+                    continue
+                async with BindingWatch(self.kube, NAMESPACE, f"{RUN_LABEL}={run}") as watch:
+                    cpu_before, harness_before = proc.cpu_now(), harness_cpu()
+                    sent, achieved = await self._paced(run, c.scheduler_name, count, rate)
+                    why = await self._wait_bound(watch, proc, count)
+                    cpu_after, harness = proc.cpu_now(), harness_cpu() - harness_before
+                    latencies = [
+                        (t - watch.added.get(name, sent.get(name, t))) * 1000
+                        for name, t in watch.bound.items()
+                    ]
+            notes = [f"{len(latencies)}/{count} bound, {why}"] if why else []
+            if achieved < 0.9 * rate:  # the harness (or the machine) could not keep the pace
+                notes.append(f"created at {achieved:.0f}/s")
+            note = f"({'; '.join(notes)})" if notes else ""
+            for q in (50, 99):
+                value = percentile(latencies, q) if latencies else None
+                self.table.add(
+                    key, scenario, f"p{q} creation-to-bound", c.name, Figure(value, "ms", note)
+                )
+            cpu = None
+            if cpu_before is not None and cpu_after is not None and latencies:
+                cpu = (cpu_after - cpu_before) / len(latencies) * 1000
+            self.table.add(key, scenario, "CPU per pod", c.name, Figure(cpu, "ms"))
+            log(
+                f"{key} {c.name}: created {count} at {achieved:.0f}/s, {len(latencies)} bound; "
+                f"the harness used {harness:.1f} CPU-s meanwhile"
+            )
+            await self._clean(run)
+
+    async def _ready(self, c: Contender, proc: Running, run: str) -> str:
+        """Waits until the scheduler binds a probe pod: "" when it did, else why not."""
+        async with BindingWatch(self.kube, NAMESPACE, f"{RUN_LABEL}={run}") as watch:
+            await self.kube.create(PODS, pending_pod(run, c.scheduler_name, 0))
+            why = await self._wait_bound(watch, proc, 1)
+        await self._clean(run)
+        return f"not ready: {why}" if why else ""
+
+    async def _paced(
+        self, run: str, scheduler_name: str, count: int, rate: float
+    ) -> tuple[dict[str, float], float]:
+        """Creates ``count`` pods at ``rate`` per second; when each create was sent."""
+        sent: dict[str, float] = {}
+        limit = asyncio.Semaphore(self.concurrency)
+        loop = asyncio.get_running_loop()
+
+        async def create(body: dict[str, Any]) -> None:
+            try:
+                sent[body["metadata"]["name"]] = time.monotonic()
+                await self.kube.create(PODS, body)
+            finally:
+                limit.release()
+
+        begin = loop.time()
+        async with asyncio.TaskGroup() as group:
+            for i in range(count):
+                delay = begin + i / rate - loop.time()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+                await limit.acquire()
+                group.create_task(create(pending_pod(run, scheduler_name, i)))
+        return sent, count / max(loop.time() - begin, 1e-9)
+
+
+def harness_cpu() -> float:
+    """This process's CPU seconds: it shares the machine with what it measures."""
+    times = os.times()
+    return times.user + times.system
+
+
+def log(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)

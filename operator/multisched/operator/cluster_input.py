@@ -1,0 +1,213 @@
+"""What the cluster tells the scheduler about pods, nodes, namespaces and PDBs.
+
+Two feeds, one meaning each:
+
+- kopf brings *unscheduled* pods (``on_pod``, ``on_pending_pod_gone``): they are queued
+  when their schedulerName is served, and kept raw otherwise, to be parsed only if a
+  SchedulerProfile takes that name later.
+- The intake's informers bring assigned pods, nodes, namespaces and PDBs: what the cache
+  counts. Bound pods are kept compact (the plugins' slots and the pod's identity).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from multisched.cache import NodeError, PodError, PodInfo
+from multisched.scheduler import Scheduler
+
+from .client import KubeClient
+from .intake import ASSIGNED_PODS, NAMESPACES, NODES, PDBS, PODS, Feed
+from .options import COMPONENT
+
+logger = logging.getLogger(__name__)
+
+TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+
+#: Metadata that changes without the pod changing for scheduling (upstream ``isPodUpdated``).
+_VOLATILE_METADATA = frozenset({"resourceVersion", "generation", "managedFields", "finalizers"})
+
+
+def _pod_updated(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """Whether anything but the status and bookkeeping changed (our own PodScheduled
+    patches come back as updates and must not count as "the pod may fit now")."""
+    if old.get("spec") != new.get("spec"):
+        return True
+    old_meta, new_meta = old.get("metadata") or {}, new.get("metadata") or {}
+    keys = (set(old_meta) | set(new_meta)) - _VOLATILE_METADATA
+    return any(old_meta.get(k) != new_meta.get(k) for k in keys)
+
+
+def scheduler_name(body: Mapping[str, Any]) -> str:
+    return str((body.get("spec") or {}).get("schedulerName") or DEFAULT_SCHEDULER_NAME)
+
+
+def object_key(body: Mapping[str, Any]) -> tuple[str, str, str]:
+    """namespace, name and uid (``ns/name`` where an object has no uid)."""
+    meta = body.get("metadata") or {}
+    namespace = str(meta.get("namespace") or "")
+    name = str(meta.get("name") or "")
+    return namespace, name, str(meta.get("uid") or f"{namespace or 'default'}/{name}")
+
+
+class ClusterInput:
+    def __init__(
+        self, scheduler: Scheduler, client: KubeClient, may_write: Callable[[], bool]
+    ) -> None:
+        self.scheduler = scheduler
+        self.client = client
+        self.may_write = may_write
+        #: Unbound, live pods of served schedulerNames, by uid.
+        self.unbound: dict[str, PodInfo] = {}
+        #: Unbound pods of other schedulerNames, as listed: parsed when their name appears.
+        self.others: dict[str, dict[str, Any]] = {}
+        #: Pods we could not read -> the message already reported.
+        self._bad_pods: dict[str, str] = {}
+
+    def feeds(self) -> list[Feed]:
+        """What the intake's informers deliver, and where."""
+        return [
+            Feed(NODES, self.on_node, self.on_node_deleted),
+            Feed(PODS, self.on_assigned_pod, self.on_assigned_pod_deleted, ASSIGNED_PODS),
+            Feed(NAMESPACES, self.on_namespace, self.on_namespace_deleted),
+            Feed(PDBS, self.on_pdb, self.on_pdb_deleted),
+        ]
+
+    async def names_changed(self, added: set[str], retired: set[str]) -> None:
+        """The served schedulerNames changed: pods of retired names go back to raw, pods
+        of added names are parsed and queued."""
+        for uid, pod in list(self.unbound.items()):
+            if pod.scheduler_name in retired:
+                del self.unbound[uid]
+                self.others[uid] = pod.raw
+        if added:
+            for body in [b for b in self.others.values() if scheduler_name(b) in added]:
+                await self.on_pod(body)
+
+    # -- pending pods (kopf, unscheduled only) ---------------------------------------------
+
+    async def on_pod(self, body: Mapping[str, Any]) -> None:
+        """A pending pod was listed, added or modified (re-listing the same pod is a no-op)."""
+        uid = object_key(body)[2]
+        spec = body.get("spec") or {}
+        phase = (body.get("status") or {}).get("phase")
+        if spec.get("nodeName") or phase in TERMINAL_PHASES:
+            self.on_pending_pod_gone(body)  # the assigned-pod informer takes it from here
+            return
+        if scheduler_name(body) not in self.scheduler.profiles:
+            self.unbound.pop(uid, None)
+            self.scheduler.forget_pending(uid)
+            self.others[uid] = dict(body)  # not ours (yet): parse only if its name appears
+            return
+        self.others.pop(uid, None)
+        try:
+            pod = PodInfo.parse(body)
+        except PodError as exc:
+            await self._unreadable_pod(body, uid, str(exc))
+            return
+        self._bad_pods.pop(uid, None)
+        if pod.terminating:
+            self.unbound.pop(uid, None)
+            self.scheduler.on_pod(pod)
+            return
+        old = self.unbound.get(uid)
+        self.unbound[uid] = pod
+        if old is not None and not _pod_updated(old.raw, pod.raw):
+            # Status only: keep its place in the queue, just read the fresh object from now on.
+            queued = self.scheduler.queue.info(uid)
+            if queued is not None:
+                queued.pod = pod
+            return
+        self.scheduler.on_pod(pod)
+
+    def on_pending_pod_gone(self, body: Mapping[str, Any]) -> None:
+        """The pod left the unscheduled selection: bound, finished or deleted. It is no
+        longer pending; whether it holds resources is the assigned-pod informer's news."""
+        _, _, uid = object_key(body)
+        self.unbound.pop(uid, None)
+        self.others.pop(uid, None)
+        self._bad_pods.pop(uid, None)
+        self.scheduler.forget_pending(uid)
+
+    # -- informers: assigned pods, nodes, namespaces, PDBs ----------------------------------
+
+    def on_assigned_pod(self, body: dict[str, Any]) -> None:
+        spec = body.get("spec") or {}
+        if not spec.get("nodeName"):
+            return  # a pending pod (an API that ignored the field selector): kopf's
+        if (body.get("status") or {}).get("phase") in TERMINAL_PHASES:
+            self.on_assigned_pod_deleted(body)  # finished pods hold no resources
+            return
+        uid = object_key(body)[2]
+        try:
+            pod = PodInfo.parse(body)
+        except PodError as exc:
+            if self._bad_pods.get(uid) != str(exc):
+                self._bad_pods[uid] = str(exc)
+                logger.warning("not counting a bound pod: %s", exc)
+            return
+        self._bad_pods.pop(uid, None)
+        self.unbound.pop(uid, None)
+        self.scheduler.on_pod(pod.compact())
+
+    def on_assigned_pod_deleted(self, body: dict[str, Any]) -> None:
+        _, _, uid = object_key(body)
+        self._bad_pods.pop(uid, None)
+        self.scheduler.on_pod_deleted(uid)
+
+    async def _unreadable_pod(self, body: Mapping[str, Any], uid: str, message: str) -> None:
+        """Log it (once per problem), drop it, and tell the pod's owner if the pod is ours."""
+        self.unbound.pop(uid, None)
+        self.scheduler.queue.delete(uid)
+        if self._bad_pods.get(uid) == message:
+            return
+        self._bad_pods[uid] = message
+        logger.warning("%s", message)
+        spec = body.get("spec") or {}
+        ours = (spec.get("schedulerName") or "default-scheduler") in self.scheduler.profiles
+        if not ours or spec.get("nodeName") or not self.may_write():
+            return
+        namespace, name, _ = object_key(body)
+        involved = {"apiVersion": "v1", "kind": "Pod", "name": name, "namespace": namespace}
+        meta = body.get("metadata") or {}
+        if meta.get("uid"):
+            involved["uid"] = meta["uid"]
+        try:
+            await self.client.post_event(
+                involved,
+                namespace or "default",
+                "Warning",
+                "FailedScheduling",
+                message,
+                spec.get("schedulerName") or COMPONENT,
+                "Scheduling",
+            )
+        except Exception as exc:
+            logger.warning("could not post an event for %s/%s: %s", namespace, name, exc)
+
+    def on_node(self, body: Mapping[str, Any]) -> None:
+        try:
+            self.scheduler.on_node(dict(body))
+        except NodeError as exc:
+            logger.warning("ignoring node %s: %s", object_key(body)[1], exc)
+
+    def on_node_deleted(self, body: Mapping[str, Any]) -> None:
+        self.scheduler.on_node_deleted(object_key(body)[1])
+
+    def on_namespace(self, body: Mapping[str, Any]) -> None:
+        labels = (body.get("metadata") or {}).get("labels") or {}
+        self.scheduler.cache.set_namespace(object_key(body)[1], dict(labels))
+
+    def on_namespace_deleted(self, body: Mapping[str, Any]) -> None:
+        self.scheduler.cache.set_namespace(object_key(body)[1], None)
+
+    def on_pdb(self, body: Mapping[str, Any]) -> None:
+        namespace, name, _ = object_key(body)
+        self.scheduler.cache.set_pdb(f"{namespace}/{name}", dict(body))
+
+    def on_pdb_deleted(self, body: Mapping[str, Any]) -> None:
+        namespace, name, _ = object_key(body)
+        self.scheduler.cache.set_pdb(f"{namespace}/{name}", None)

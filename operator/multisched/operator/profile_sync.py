@@ -1,0 +1,141 @@
+"""SchedulerProfiles in, the live configuration and the objects' statuses out.
+
+kopf's ``on.event`` handler brings each object whole; the book (profiles.py) decides what
+changed. kopf reports no deletion made while its watch was down, so ``resync`` lists the
+objects after any informer relisted (a gap) and periodically, and retires the missing.
+Statuses and Warning events are written only while this replica may write.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import aiohttp
+from kubernetes_asyncio import client as k8s
+
+from multisched.informer import ApiStatusError, Resource, list_objects
+from multisched.scheduler import Scheduler
+
+from .client import ApiError, KubeClient
+from .cluster_input import ClusterInput, object_key
+from .options import COMPONENT
+from .profiles import GROUP, PLURAL, VERSION, ProfileBook
+
+logger = logging.getLogger(__name__)
+
+PROFILES = Resource(GROUP, VERSION, PLURAL)
+
+
+class ProfileSync:
+    def __init__(
+        self,
+        book: ProfileBook,
+        scheduler: Scheduler,
+        client: KubeClient,
+        api_client: k8s.ApiClient,
+        cluster: ClusterInput,
+        may_write: Callable[[], bool],
+    ) -> None:
+        self.book = book
+        self.scheduler = scheduler
+        self.client = client
+        self.api_client = api_client
+        self.cluster = cluster
+        self.may_write = may_write
+        #: Object name -> the (reason, message) last posted as a Warning event.
+        self._warned: dict[str, tuple[str, str]] = {}
+        self._resync: asyncio.Task[None] | None = None
+
+    async def stop(self) -> None:
+        if self._resync is not None:
+            self._resync.cancel()
+            await asyncio.gather(self._resync, return_exceptions=True)
+
+    async def on_profile(self, body: Mapping[str, Any], deleted: bool = False) -> None:
+        name = object_key(body)[1]
+        changed = self.book.forget(body) if deleted else self.book.observe(body)
+        if not changed:
+            await self.sync_statuses((name,))
+            return
+        if deleted:
+            logger.info("SchedulerProfile %s deleted: its schedulerNames retire", name)
+            self._warned.pop(name, None)
+        await self._reconfigure()
+        await self._report_problems()
+        await self.sync_statuses(self.book.objects)
+
+    async def _reconfigure(self) -> None:
+        before = set(self.scheduler.profiles)
+        combined = self.book.combine()
+        self.scheduler.set_config(combined.config, combined.frameworks)
+        served = set(combined.frameworks)
+        logger.info("serving schedulerNames: %s", ", ".join(sorted(served)) or "(none)")
+        await self.cluster.names_changed(served - before, before - served)
+
+    async def _report_problems(self) -> None:
+        """A Warning event per newly failing object (our own object, so kopf-like)."""
+        for name, verdict in self.book.combined.verdicts.items():
+            if verdict.ready:
+                self._warned.pop(name, None)
+                continue
+            key = (verdict.reason, verdict.message)
+            if self._warned.get(name) == key or not self.may_write():
+                continue
+            self._warned[name] = key
+            logger.warning("SchedulerProfile %s: %s: %s", name, verdict.reason, verdict.message)
+            try:
+                await self.client.post_event(
+                    self.book.involved(name),
+                    "default",
+                    "Warning",
+                    verdict.reason,
+                    verdict.message,
+                    COMPONENT,
+                )
+            except Exception as exc:
+                logger.warning("could not post an event for SchedulerProfile %s: %s", name, exc)
+
+    async def sync_statuses(self, names: Iterable[str]) -> None:
+        if not self.may_write():
+            return
+        for name in list(names):
+            desired = self.book.desired_status(name)
+            if desired is None:
+                continue
+            try:
+                await self.client.patch_cluster_status(GROUP, VERSION, PLURAL, name, desired)
+            except ApiError as exc:
+                if exc.status != 404:
+                    logger.warning("could not update SchedulerProfile %s status: %s", name, exc)
+                continue
+            obj = self.book.objects.get(name)
+            if obj is not None:
+                obj.status = desired  # until the watch shows it, do not write it again
+
+    # -- SchedulerProfiles gone while no watch was looking ----------------------------------
+
+    def resync(self) -> None:
+        """List SchedulerProfiles and retire those gone: kopf lists again after a gap but
+        reports no deletion it missed. Called after any informer relisted, and periodically."""
+        if self._resync is None or self._resync.done():
+            self._resync = asyncio.ensure_future(self._list_and_retire())
+
+    async def _list_and_retire(self) -> None:
+        # Only what was known before the LIST can be missing from it for being deleted;
+        # an object kopf brings in meanwhile is newer than the list.
+        known = {name: obj.uid for name, obj in self.book.objects.items()}
+        try:
+            listed = await list_objects(self.api_client, PROFILES)
+        except (TimeoutError, ApiStatusError, aiohttp.ClientError, OSError) as exc:
+            logger.info("could not list SchedulerProfiles to reconcile them: %s", exc)
+            return
+        except (ValueError, RecursionError) as exc:
+            logger.warning("could not decode the SchedulerProfile list: %s", str(exc)[:200])
+            return
+        present = {str((o.get("metadata") or {}).get("name") or "") for o in listed.items}
+        for name, uid in known.items():
+            if name not in present:
+                await self.on_profile({"metadata": {"name": name, "uid": uid}}, deleted=True)
