@@ -102,11 +102,17 @@ spec: {schedulerName: my-scheduler, priority: 100,
 @pytest.mark.parametrize(
     ("content", "expected"),
     [
-        ("kind: Widget\nmetadata: {name: w}\n", "document 1 (Widget w): unsupported kind"),
-        ("kind: Pod\nmetadata: {name: p}\nspec: {}\n", "spec.containers is required"),
+        (
+            "kind: Widget\nmetadata: {name: w}\n",
+            'bad.yaml: document 1 (Widget w): kind: Unsupported value: "Widget"',
+        ),
+        (
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {}\n",
+            "bad.yaml: document 1 (Pod default/p): spec.containers: Required value",
+        ),
         ("a: [\n", "not valid YAML"),
         (
-            "kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}]}\n",
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}]}\n",
             "no SchedulerProfile or KubeSchedulerConfiguration found",
         ),
     ],

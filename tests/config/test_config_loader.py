@@ -383,3 +383,44 @@ def test_read_only_mapping_views_are_accepted() -> None:
         MappingProxyType({"profiles": ({"schedulerName": "a", "pluginConfig": ()},)})
     )
     assert spec.profiles[0].scheduler_name == "a"
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (
+            b"kind: KubeSchedulerConfiguration\nprofiles: [{schedulerName: \xe9}]\n",
+            "not UTF-8 text",
+        ),
+        (
+            b"a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+            + b"".join(
+                f"a{i}: &a{i} [{', '.join(['*a' if i == 1 else f'*a{i - 1}'] * 10)}]\n".encode()
+                for i in range(1, 9)
+            ),
+            "aliases expand to more than",
+        ),
+    ],
+)
+def test_config_files_are_read_with_the_same_bounds(
+    tmp_path: Path, data: bytes, expected: str
+) -> None:
+    path = tmp_path / "sched.yaml"
+    path.write_bytes(data)
+    with pytest.raises(ConfigError) as info:
+        load_config_file(path)
+    [problem] = info.value.problems
+    assert str(problem).startswith(f"{path}: ") and expected in str(problem)
+
+
+def test_configmap_value_is_read_with_the_same_bounds(tmp_path: Path) -> None:
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\\n" + "".join(
+        f"a{i}: &a{i} [{', '.join(['*a' if i == 1 else f'*a{i - 1}'] * 10)}]\\n"
+        for i in range(1, 9)
+    )
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"x": bomb}}
+    path = tmp_path / "cm.yaml"
+    path.write_text(yaml.safe_dump(cm))
+    # The value is refused unexpanded, so the ConfigMap holds no configuration.
+    with pytest.raises(ConfigError, match="got 'ConfigMap'"):
+        load_config_file(path)

@@ -12,8 +12,9 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
+
+from multisched.validation.yamlsafe import YAMLInputError, decode, load_all, load_one
 
 from .errors import ConfigError, Problem, problems_from_validation_error
 from .models import (
@@ -105,32 +106,35 @@ def config_notes(obj: Mapping[str, Any]) -> list[str]:
     return notes
 
 
-def _embedded(doc: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
-    """Scheduler configurations inside a ConfigMap's data values."""
+def embedded_configs(doc: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """(key, configuration) for each scheduler configuration in a ConfigMap's data values.
+
+    Values are read with the same bounds as files (depth, aliases); values that are not a
+    scheduler configuration are other data and are skipped.
+    """
     data = doc.get("data")
     if not isinstance(data, Mapping):
         return
-    for value in data.values():
+    for key, value in data.items():
         if not isinstance(value, str):
             continue
         try:
-            inner = yaml.safe_load(value)
-        except yaml.YAMLError:
+            inner = load_one(value)
+        except YAMLInputError:
             continue
         if isinstance(inner, Mapping) and inner.get("kind") in CONFIG_KINDS:
-            yield inner
+            yield str(key), inner
 
 
 def load_config_file(path: str | Path) -> SchedulerProfileSpec:
     """The one scheduler configuration in a (multi-document) YAML file."""
     path = Path(path)
     try:
-        docs = [d for d in yaml.safe_load_all(path.read_text()) if d is not None]
+        docs = [d for d in load_all(decode(path.read_bytes())) if d is not None]
     except OSError as exc:
         raise ConfigError([Problem("", f"{path}: {exc.strerror}")]) from None
-    except yaml.YAMLError as exc:
-        first_line = str(exc).splitlines()[0]
-        raise ConfigError([Problem("", f"{path}: not valid YAML: {first_line}")]) from None
+    except YAMLInputError as exc:
+        raise ConfigError([Problem("", f"{path}: {exc}")]) from None
     found: list[Mapping[str, Any]] = []
     for doc in docs:
         if not isinstance(doc, Mapping):
@@ -138,7 +142,7 @@ def load_config_file(path: str | Path) -> SchedulerProfileSpec:
         if doc.get("kind") in CONFIG_KINDS:
             found.append(doc)
         elif doc.get("kind") == "ConfigMap":
-            found.extend(_embedded(doc))
+            found.extend(inner for _, inner in embedded_configs(doc))
     if len(found) == 1:
         return parse_config_object(found[0])
     if not found and len(docs) == 1:

@@ -1,210 +1,32 @@
-"""Label and selector validation for plugin args, with apimachinery's messages.
+"""Label and selector validation for plugin args: apimachinery's rules, kept in the validation
+room so cluster files and plugin args share one wording."""
 
-Plugin args are checked once when a profile loads, so these favour upstream-identical
-messages (``field.Error`` strings) over speed.
-"""
-
-from __future__ import annotations
-
-import re
-from collections.abc import Mapping, Sequence
-from typing import Any
-
-_QUALIFIED_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_QUALIFIED_NAME_MSG = (
-    "must consist of alphanumeric characters, '-', '_' or '.', "
-    "and must start and end with an alphanumeric character"
+from multisched.validation.names import (
+    aggregate,
+    duplicate,
+    forbidden,
+    go_value,
+    invalid,
+    is_dns1123_subdomain,
+    is_qualified_name,
+    is_valid_label_value,
+    label_name_errors,
+    node_selector_term_errors,
+    not_supported,
+    required,
 )
-_QUALIFIED_NAME_MAX = 63
-_QUALIFIED_NAME_RE = re.compile(f"^{_QUALIFIED_NAME_FMT}$")
 
-_DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_SUBDOMAIN_FMT = f"{_DNS1123_LABEL_FMT}(\\.{_DNS1123_LABEL_FMT})*"
-_DNS1123_SUBDOMAIN_MSG = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
-    "'-' or '.', and must start and end with an alphanumeric character"
-)
-_DNS1123_SUBDOMAIN_MAX = 253
-_DNS1123_SUBDOMAIN_RE = re.compile(f"^{_DNS1123_SUBDOMAIN_FMT}$")
-
-_LABEL_VALUE_FMT = f"({_QUALIFIED_NAME_FMT})?"
-_LABEL_VALUE_MSG = (
-    "a valid label must be an empty string or consist of alphanumeric characters, "
-    "'-', '_' or '.', and must start and end with an alphanumeric character"
-)
-_LABEL_VALUE_MAX = 63
-_LABEL_VALUE_RE = re.compile(f"^{_LABEL_VALUE_FMT}$")
-
-NODE_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
-FIELD_SELECTOR_OPERATORS = ("In", "NotIn")
-NODE_FIELD_KEYS = ("metadata.name",)
-
-
-def _regex_error(msg: str, fmt: str, *examples: str) -> str:
-    """apimachinery ``validation.RegexError`` (its odd ``', ' + ' or '`` spacing included)."""
-    if not examples:
-        return f"{msg} (regex used for validation is '{fmt}')"
-    shown = " or ".join(f"'{e}', " for e in examples)
-    return f"{msg} (e.g. {shown}regex used for validation is '{fmt}')"
-
-
-def _max_len_error(length: int) -> str:
-    return f"must be no more than {length} characters"
-
-
-def is_dns1123_subdomain(value: str) -> list[str]:
-    errs = []
-    if len(value) > _DNS1123_SUBDOMAIN_MAX:
-        errs.append(_max_len_error(_DNS1123_SUBDOMAIN_MAX))
-    if not _DNS1123_SUBDOMAIN_RE.match(value):
-        errs.append(_regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
-    return errs
-
-
-def is_qualified_name(value: str) -> list[str]:
-    """``validation.IsQualifiedName``: an optional DNS subdomain prefix, '/', and a name."""
-    errs: list[str] = []
-    name_error = _regex_error(
-        _QUALIFIED_NAME_MSG, _QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc"
-    )
-    parts = value.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            errs.append("prefix part must be non-empty")
-        else:
-            errs.extend(f"prefix part {m}" for m in is_dns1123_subdomain(prefix))
-    else:
-        return [
-            f"a qualified name {name_error} with an optional DNS subdomain prefix and '/' "
-            "(e.g. 'example.com/MyName')"
-        ]
-    if not name:
-        errs.append("name part must be non-empty")
-    elif len(name) > _QUALIFIED_NAME_MAX:
-        errs.append(f"name part {_max_len_error(_QUALIFIED_NAME_MAX)}")
-    if not _QUALIFIED_NAME_RE.match(name):
-        errs.append(f"name part {name_error}")
-    return errs
-
-
-def is_valid_label_value(value: str) -> list[str]:
-    errs = []
-    if len(value) > _LABEL_VALUE_MAX:
-        errs.append(_max_len_error(_LABEL_VALUE_MAX))
-    if not _LABEL_VALUE_RE.match(value):
-        errs.append(
-            _regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345")
-        )
-    return errs
-
-
-def go_value(value: Any) -> str:
-    """A bad value as ``field.Error`` prints it (%q strings, %#v string slices)."""
-    if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(value, list | tuple):
-        return "[]string{" + ", ".join(go_value(v) for v in value) + "}"
-    return str(value)
-
-
-def invalid(path: str, value: Any, detail: str) -> str:
-    return f"{path}: Invalid value: {go_value(value)}: {detail}"
-
-
-def required(path: str, detail: str) -> str:
-    return f"{path}: Required value: {detail}"
-
-
-def forbidden(path: str, detail: str) -> str:
-    return f"{path}: Forbidden: {detail}"
-
-
-def duplicate(path: str, value: str) -> str:
-    return f"{path}: Duplicate value: {go_value(value)}"
-
-
-def not_supported(path: str, value: str, supported: Sequence[str]) -> str:
-    listed = ", ".join(go_value(s) for s in supported)
-    return f"{path}: Unsupported value: {go_value(value)}: supported values: {listed}"
-
-
-def aggregate(errors: Sequence[str]) -> str:
-    """``utilerrors.NewAggregate(...).Error()``: one message, or several in brackets."""
-    return errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
-
-
-def label_name_errors(path: str, name: str) -> list[str]:
-    """``metav1validation.ValidateLabelName``: one error per failed rule."""
-    return [invalid(path, name, msg) for msg in is_qualified_name(name)]
-
-
-def _requirement_errors(path: str, req: Mapping[str, Any]) -> list[str]:
-    """``labels.NewRequirement`` on a node selector requirement (matchExpressions)."""
-    key, op, values = req.get("key", ""), req.get("operator", ""), list(req.get("values") or ())
-    errs = []
-    if op not in NODE_SELECTOR_OPERATORS:
-        return [not_supported(f"{path}.operator", op, NODE_SELECTOR_OPERATORS)]
-    key_msgs = is_qualified_name(key)
-    if key_msgs:
-        errs.append(invalid(f"{path}.key", key, "; ".join(key_msgs)))
-    if op in ("In", "NotIn") and not values:
-        errs.append(
-            invalid(
-                f"{path}.values", values, "for 'in', 'notin' operators, values set can't be empty"
-            )
-        )
-    elif op in ("Exists", "DoesNotExist") and values:
-        errs.append(
-            invalid(
-                f"{path}.values", values, "values set must be empty for exists and does not exist"
-            )
-        )
-    elif op in ("Gt", "Lt"):
-        if len(values) != 1:
-            errs.append(
-                invalid(
-                    f"{path}.values",
-                    values,
-                    "for 'Gt', 'Lt' operators, exactly one value is required",
-                )
-            )
-        for i, v in enumerate(values):
-            if not re.fullmatch(r"[+-]?[0-9]+", v):
-                errs.append(
-                    invalid(
-                        f"{path}.values[{i}]",
-                        v,
-                        "for 'Gt', 'Lt' operators, the value must be an integer",
-                    )
-                )
-    for i, v in enumerate(values):
-        msgs = is_valid_label_value(v)
-        if msgs:
-            errs.append(invalid(f"{path}.values[{i}][{key}]", v, "; ".join(msgs)))
-    return errs
-
-
-def _field_requirement_errors(path: str, req: Mapping[str, Any]) -> list[str]:
-    """matchFields: In/NotIn with exactly one value; only ``metadata.name`` is a node field."""
-    key, op, values = req.get("key", ""), req.get("operator", ""), list(req.get("values") or ())
-    if op not in FIELD_SELECTOR_OPERATORS:
-        return [not_supported(f"{path}.operator", op, FIELD_SELECTOR_OPERATORS)]
-    errs = []
-    if key not in NODE_FIELD_KEYS:
-        errs.append(not_supported(f"{path}.key", key, NODE_FIELD_KEYS))
-    if len(values) != 1:
-        errs.append(invalid(f"{path}.values", values, "must have one element"))
-    return errs
-
-
-def node_selector_term_errors(path: str, term: Mapping[str, Any]) -> list[str]:
-    """Parse errors of one NodeSelectorTerm (``nodeaffinity.newNodeSelectorTerm``)."""
-    errs = []
-    for i, req in enumerate(term.get("matchExpressions") or ()):
-        errs += _requirement_errors(f"{path}.matchExpressions[{i}]", req)
-    for i, req in enumerate(term.get("matchFields") or ()):
-        errs += _field_requirement_errors(f"{path}.matchFields[{i}]", req)
-    return errs
+__all__ = [
+    "aggregate",
+    "duplicate",
+    "forbidden",
+    "go_value",
+    "invalid",
+    "is_dns1123_subdomain",
+    "is_qualified_name",
+    "is_valid_label_value",
+    "label_name_errors",
+    "node_selector_term_errors",
+    "not_supported",
+    "required",
+]

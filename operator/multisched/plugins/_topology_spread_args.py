@@ -27,7 +27,9 @@ LABEL_TOPOLOGY_ZONE = "topology.kubernetes.io/zone"
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", strict=True
+    )
 
 
 class TopologySpreadConstraint(_Model):

@@ -31,7 +31,9 @@ _OBJECT_NAME_FIELD = "metadata.name"
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", strict=True
+    )
 
 
 class NodeSelectorRequirement(_Model):

@@ -371,6 +371,16 @@ class Scheduler:
             await self._fail(fwk, qpi, REASON_SCHEDULER_ERROR, str(err), set(), error=True)
             self.observer.attempt(fwk.profile_name, "error", self.clock() - start)
             return self._emit(Outcome(pod, "error", message=str(err)))
+        except Exception as exc:
+            # A plugin that raised instead of returning a Status (an input it did not
+            # expect): the pod is reported and retried like any scheduler error, and the
+            # loop goes on, as upstream does for a plugin's error status.
+            message = _crash_message(exc)
+            logger.error("scheduling cycle of %s failed: %s", pod.key, message)
+            logger.debug("scheduling cycle of %s failed", pod.key, exc_info=True)
+            await self._fail(fwk, qpi, REASON_SCHEDULER_ERROR, message, set(), error=True)
+            self.observer.attempt(fwk.profile_name, "error", self.clock() - start)
+            return self._emit(Outcome(pod, "error", message=message))
         return await self._assume_and_bind(fwk, state, qpi, result, start)
 
     async def _handle_fit_error(
@@ -380,7 +390,11 @@ class Scheduler:
         nominated = ""
         clear = False
         if fwk.post_filter_plugins:
-            result, status = await fwk.run_post_filter(state, pod, err.diagnosis.node_to_status)
+            try:
+                result, status = await fwk.run_post_filter(state, pod, err.diagnosis.node_to_status)
+            except Exception as exc:  # reported with the fit error, as a PostFilter error status
+                logger.error("PostFilter for %s failed: %s", pod.key, _crash_message(exc))
+                result, status = None, Status(Code.ERROR, _crash_message(exc))
             if status.code != Code.SUCCESS and status.message():
                 err.diagnosis.post_filter_msg = status.message()
             if result is not None:
@@ -423,11 +437,15 @@ class Scheduler:
         # Nothing awaits between filtering and here: the snapshot the node was chosen from
         # is still the one the pod is assumed into.
         assumed = self.cache.assume_pod(pod, host)
-        status = fwk.run_reserve(state, assumed, host)
-        if status is None:
-            status = fwk.run_permit(state, assumed, host)
-            if status is not None and status.code == Code.WAIT:
-                status = None  # waits in the binding cycle
+        try:
+            status = fwk.run_reserve(state, assumed, host)
+            if status is None:
+                status = fwk.run_permit(state, assumed, host)
+                if status is not None and status.code == Code.WAIT:
+                    status = None  # waits in the binding cycle
+        except Exception as exc:  # never leave the pod assumed
+            logger.error("Reserve/Permit for %s failed: %s", pod.key, _crash_message(exc))
+            status = Status(Code.ERROR, _crash_message(exc))
         if status is not None:
             fwk.run_unreserve(state, assumed, host)
             self.cache.forget_pod(assumed)
@@ -619,3 +637,12 @@ class Scheduler:
     async def wait_for_bindings(self) -> None:
         while self._binding:
             await asyncio.gather(*list(self._binding), return_exceptions=True)
+
+
+def _crash_message(exc: BaseException) -> str:
+    """One line for an exception a plugin raised, as the FailedScheduling message shows it."""
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    name = type(exc).__name__
+    return (
+        f"running scheduling cycle: {name}: {text}" if text else f"running scheduling cycle: {name}"
+    )

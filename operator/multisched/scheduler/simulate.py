@@ -12,8 +12,18 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from multisched.cache import Cache, NodeError, PodError, PodInfo
+from multisched.config.loader import embedded_configs
 from multisched.config.resolved import ResolvedConfig
 from multisched.framework import Registry
+from multisched.validation import (
+    CONFIG_KINDS,
+    Document,
+    InputErrors,
+    expand_lists,
+    object_problems,
+    without_nulls,
+)
+from multisched.validation.core import SYSTEM_PRIORITY_CLASSES
 
 from .scheduler import Outcome, Scheduler
 
@@ -21,8 +31,8 @@ from .scheduler import Outcome, Scheduler
 MAX_ROUNDS = 4
 
 
-class InputError(ValueError):
-    """Bad simulate input; the message names the document and field."""
+class InputError(InputErrors):
+    """Bad simulate input: one line per problem, each naming the file, document and field."""
 
 
 class SimClock:
@@ -81,77 +91,93 @@ class SimulationResult:
 
 
 class ClusterInput:
-    """The objects of a simulate file, parsed and checked."""
+    """The objects of a simulate file, checked as the API server would, then cross-checked."""
 
     def __init__(self) -> None:
         self.nodes: list[dict[str, Any]] = []
         self.pods: list[tuple[str, dict[str, Any]]] = []
-        self.priority_classes: dict[str, int] = {}
+        #: The built-in system classes exist in every cluster.
+        self.priority_classes: dict[str, int] = dict(SYSTEM_PRIORITY_CLASSES)
         self.default_priority = 0
         self.namespaces: dict[str, dict[str, str]] = {}
         self.pdbs: dict[str, dict[str, Any]] = {}
         self.configs: list[tuple[str, dict[str, Any]]] = []
+        self._seen: dict[tuple[str, str], str] = {}
+        self._default_class = ""
 
     @classmethod
-    def from_documents(cls, docs: Iterable[tuple[str, Any]]) -> ClusterInput:
-        """``docs`` are (where, object) pairs; ``where`` names the document in errors."""
+    def from_documents(cls, docs: Iterable[Document | tuple[str, Any]]) -> ClusterInput:
+        """Every problem of every document is collected before InputError is raised.
+
+        ``docs`` are read Documents, or (where, object) pairs naming objects from elsewhere.
+        """
         out = cls()
-        for where, doc in docs:
-            if doc is None:
-                continue
-            if not isinstance(doc, Mapping):
-                raise InputError(f"{where}: expected a Kubernetes object, got {type(doc).__name__}")
-            kind = doc.get("kind")
-            if kind == "List":
-                items = doc.get("items") or []
-                out._merge(
-                    cls.from_documents((f"{where} items[{i}]", it) for i, it in enumerate(items))
+        problems: list[str] = []
+        named = (d if isinstance(d, Document) else Document(d[0], "", d[1]) for d in docs)
+        for doc in expand_lists(named):
+            found = [doc.problem(p) for p in object_problems(doc)] + out._claim(doc)
+            problems += found or out._add(doc)
+        for label, raw in out.pods:
+            class_name = (raw.get("spec") or {}).get("priorityClassName")
+            if class_name and class_name not in out.priority_classes:
+                problems.append(
+                    f"{label}: spec.priorityClassName: Not found: "
+                    f'"{class_name}": no PriorityClass with name {class_name} was found'
                 )
-                continue
-            out._add(where, kind, doc)
+        if problems:
+            raise InputError(problems)
         return out
 
-    def _merge(self, other: ClusterInput) -> None:
-        self.nodes += other.nodes
-        self.pods += other.pods
-        self.priority_classes.update(other.priority_classes)
-        self.default_priority = other.default_priority or self.default_priority
-        self.namespaces.update(other.namespaces)
-        self.pdbs.update(other.pdbs)
-        self.configs += other.configs
+    def _claim(self, doc: Document) -> list[str]:
+        """A second object of the same kind and name would silently replace the first."""
+        meta = doc.obj.get("metadata") if isinstance(doc.obj, Mapping) else None
+        name = meta.get("name") if isinstance(meta, Mapping) else None
+        if doc.kind in CONFIG_KINDS or not isinstance(name, str) or not name:
+            return []
+        namespace = meta.get("namespace") if isinstance(meta, Mapping) else None
+        key = name
+        if doc.kind in ("Pod", "PodDisruptionBudget"):
+            key = f"{namespace if isinstance(namespace, str) and namespace else 'default'}/{name}"
+        first = self._seen.setdefault((doc.kind, key), doc.index)
+        if first == doc.index:
+            return []
+        return [doc.problem(f'metadata.name: Duplicate value: "{name}": also {first}')]
 
-    def _add(self, where: str, kind: Any, doc: Mapping[str, Any]) -> None:
-        meta = doc.get("metadata") or {}
-        name = meta.get("name")
-        if kind in ("SchedulerProfile", "KubeSchedulerConfiguration"):
-            self.configs.append((where, dict(doc)))
-            return
-        if not name:
-            raise InputError(f"{where} ({kind}): metadata.name is required")
-        label = f"{where} ({kind} {name})"
+    def _add(self, doc: Document) -> list[str]:
+        kind, obj = doc.kind, doc.obj
+        if kind in CONFIG_KINDS:
+            self.configs.append((doc.label, dict(obj)))
+            return []
+        if kind == "ConfigMap":
+            self.configs += [
+                (f"{doc.label} data[{key}]", dict(inner)) for key, inner in embedded_configs(obj)
+            ]
+            return []
+        raw = without_nulls(obj)
+        meta = raw.get("metadata") or {}
+        name = meta["name"]
+        key = f"{meta.get('namespace') or 'default'}/{name}"
         if kind == "Node":
-            self.nodes.append(dict(doc))
+            self.nodes.append(raw)
         elif kind == "Pod":
-            if not (doc.get("spec") or {}).get("containers"):
-                raise InputError(f"{label}: spec.containers is required")
-            self.pods.append((label, dict(doc)))
+            self.pods.append((doc.label, raw))
         elif kind == "PriorityClass":
-            value = doc.get("value")
-            if not isinstance(value, int):
-                raise InputError(f"{label}: value must be an integer")
-            self.priority_classes[name] = value
-            if doc.get("globalDefault"):
-                self.default_priority = value
+            self.priority_classes[name] = raw["value"]
+            if raw.get("globalDefault"):
+                if self._default_class:
+                    return [
+                        doc.problem(
+                            "globalDefault: Invalid value: true: only one PriorityClass can be "
+                            f"marked as globalDefault (also {self._default_class})"
+                        )
+                    ]
+                self._default_class = doc.index
+                self.default_priority = raw["value"]
         elif kind == "Namespace":
             self.namespaces[name] = dict(meta.get("labels") or {})
         elif kind == "PodDisruptionBudget":
-            self.pdbs[f"{meta.get('namespace', 'default')}/{name}"] = dict(doc)
-        else:
-            raise InputError(
-                f"{label}: unsupported kind (expected Node, Pod, PriorityClass, "
-                "Namespace, PodDisruptionBudget, SchedulerProfile or "
-                "KubeSchedulerConfiguration)"
-            )
+            self.pdbs[key] = raw
+        return []
 
     def priority_of(self, label: str, raw: Mapping[str, Any]) -> int:
         spec = raw.get("spec") or {}
@@ -159,10 +185,6 @@ class ClusterInput:
             return int(spec["priority"])
         class_name = spec.get("priorityClassName")
         if class_name:
-            if class_name not in self.priority_classes:
-                raise InputError(
-                    f"{label}: spec.priorityClassName: no PriorityClass {class_name!r}"
-                )
             return self.priority_classes[class_name]
         return self.default_priority
 
@@ -191,13 +213,13 @@ async def simulate(
         try:
             cache.add_node(raw)
         except NodeError as exc:
-            raise InputError(str(exc)) from exc
+            raise InputError([str(exc)]) from exc
     pending: list[PodInfo] = []
     for label, raw in cluster.pods:
         try:
             pod = PodInfo.parse(raw, priority=cluster.priority_of(label, raw))
         except PodError as exc:
-            raise InputError(f"{label}: {exc}") from exc
+            raise InputError([f"{label}: {exc}"]) from exc
         if pod.node_name:
             cache.add_pod(pod)
         else:

@@ -1,0 +1,556 @@
+"""The API server's rules for what scheduling reads; cases from pkg/apis/core/validation's
+validation_test.go (tolerations, taints, affinity, spread, ports, resources), the scheduling
+and policy validation tests, and apimachinery's label tests. Each case is one change to a
+valid object and the exact line(s) the API server's wording gives."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from multisched.validation import Document, object_problems
+
+
+def pod(**spec: Any) -> dict[str, Any]:
+    container = {"name": "c", "image": "pause"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p1", "namespace": "default"},
+        "spec": {"containers": [container], **spec},
+    }
+
+
+def node(**spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "n1"},
+        "spec": spec,
+        "status": {"allocatable": {"cpu": "2", "memory": "4Gi", "pods": "110"}},
+    }
+
+
+def problems(obj: dict[str, Any]) -> list[str]:
+    return object_problems(Document("c.yaml", "document 1", obj))
+
+
+def test_valid_objects_have_no_problems() -> None:
+    full = pod(
+        tolerations=[
+            {"key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 5},
+            {"operator": "Exists"},
+            {"key": "k", "value": "v", "effect": "NoSchedule"},
+        ],
+        affinity={
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": "a", "operator": "Gt", "values": ["5"]}]},
+                        {
+                            "matchFields": [
+                                {"key": "metadata.name", "operator": "In", "values": ["n1"]}
+                            ]
+                        },
+                    ]
+                },
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": 100, "preference": {"matchExpressions": []}}
+                ],
+            },
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "zone"}
+                ]
+            },
+        },
+        topologySpreadConstraints=[
+            {
+                "maxSkew": 1,
+                "topologyKey": "zone",
+                "whenUnsatisfiable": "DoNotSchedule",
+                "minDomains": 2,
+                "nodeAffinityPolicy": "Honor",
+            }
+        ],
+    )
+    assert problems(full) == []
+    assert (
+        problems(node(taints=[{"key": "dedicated", "value": "u1", "effect": "NoSchedule"}])) == []
+    )
+    system = {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": "system-node-critical"},
+        "value": 2000001000,
+    }
+    assert problems(system) == []
+
+
+T = "spec.tolerations[0]"
+
+
+@pytest.mark.parametrize(
+    ("toleration", "expected"),
+    [
+        (
+            {"key": "foo", "operator": "Foo"},
+            f'{T}.operator: Unsupported value: "Foo": supported values: "Equal", "Exists"',
+        ),
+        (
+            {"key": "foo", "operator": "Exists", "value": "bar"},
+            f'{T}.operator: Invalid value: "bar": value must be empty when `operator` '
+            "is 'Exists'",
+        ),
+        (
+            {"operator": "Equal", "value": "bar"},
+            f'{T}.operator: Invalid value: "Equal": operator must be Exists when `key` is '
+            'empty, which means "match all values and all keys"',
+        ),
+        (
+            {"key": "foo", "effect": "NoSchedule", "tolerationSeconds": 20},
+            f"{T}.effect: Invalid value: \"NoSchedule\": effect must be 'NoExecute' when "
+            "`tolerationSeconds` is set",
+        ),
+        (
+            {"key": "foo", "operator": "Exists", "effect": "Bogus"},
+            f'{T}.effect: Unsupported value: "Bogus": supported values: "NoSchedule", '
+            '"PreferNoSchedule", "NoExecute"',
+        ),
+    ],
+)
+def test_tolerations(toleration: dict[str, Any], expected: str) -> None:
+    assert problems(pod(tolerations=[toleration])) == [expected]
+
+
+def test_toleration_key_must_be_a_label_name() -> None:
+    [line] = problems(pod(tolerations=[{"key": "nospecialchars^=@", "operator": "Exists"}]))
+    assert line.startswith(f'{T}.key: Invalid value: "nospecialchars^=@": name part must')
+
+
+@pytest.mark.parametrize(
+    ("taints", "expected"),
+    [
+        ([{"key": "k", "effect": "Bogus"}], 'spec.taints[0].effect: Unsupported value: "Bogus"'),
+        ([{"key": "k", "effect": ""}], "spec.taints[0].effect: Required value"),
+        (
+            [{"key": "k", "effect": "NoSchedule"}, {"key": "k", "effect": "NoSchedule"}],
+            'spec.taints[1]: Duplicate value: "k:NoSchedule": taints must be unique by key and '
+            "effect pair",
+        ),
+        (
+            [{"key": "k", "value": "has space", "effect": "NoSchedule"}],
+            'spec.taints[0].value: Invalid value: "has space": a valid label must be',
+        ),
+    ],
+)
+def test_taints(taints: list[dict[str, Any]], expected: str) -> None:
+    found = problems(node(taints=taints))
+    assert len(found) == 1 and found[0].startswith(expected), found
+
+
+S = "spec.topologySpreadConstraints"
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ({"maxSkew": 0}, f"{S}[0].maxSkew: Invalid value: 0: must be greater than zero"),
+        ({"maxSkew": -1}, f"{S}[0].maxSkew: Invalid value: -1: must be greater than zero"),
+        ({"topologyKey": ""}, f"{S}[0].topologyKey: Required value: can not be empty"),
+        (
+            {"whenUnsatisfiable": "N/A"},
+            f'{S}[0].whenUnsatisfiable: Unsupported value: "N/A": supported values: '
+            '"DoNotSchedule", "ScheduleAnyway"',
+        ),
+        ({"minDomains": 0}, f"{S}[0].minDomains: Invalid value: 0: must be greater than 0"),
+        (
+            {"minDomains": 3, "whenUnsatisfiable": "ScheduleAnyway"},
+            f"{S}[0].minDomains: Invalid value: 3: can only use minDomains if "
+            "whenUnsatisfiable=DoNotSchedule, not ScheduleAnyway",
+        ),
+        (
+            {"nodeTaintsPolicy": "invalid"},
+            f'{S}[0].nodeTaintsPolicy: Unsupported value: "invalid": supported values: '
+            '"Honor", "Ignore"',
+        ),
+    ],
+)
+def test_topology_spread(change: dict[str, Any], expected: str) -> None:
+    base = {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
+    assert problems(pod(topologySpreadConstraints=[{**base, **change}])) == [expected]
+
+
+def test_topology_spread_duplicate_key_and_action() -> None:
+    c = {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
+    assert problems(pod(topologySpreadConstraints=[c, dict(c)])) == [
+        f'{S}[1]: Duplicate value: "{{zone, DoNotSchedule}}"'
+    ]
+
+
+def test_max_skew_as_a_string_is_a_type_error() -> None:
+    c = {"maxSkew": "1", "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
+    assert problems(pod(topologySpreadConstraints=[c])) == [
+        f'{S}[0].maxSkew: Invalid value: "string": {S}[0].maxSkew in body must be of type '
+        'integer: "string"'
+    ]
+
+
+NA = "spec.affinity.nodeAffinity"
+REQ = "requiredDuringSchedulingIgnoredDuringExecution"
+PREF = "preferredDuringSchedulingIgnoredDuringExecution"
+
+
+def _required_terms(*exprs: dict[str, Any], fields: Any = None) -> dict[str, Any]:
+    term: dict[str, Any] = {"matchExpressions": list(exprs)}
+    if fields is not None:
+        term["matchFields"] = fields
+    return {"nodeAffinity": {REQ: {"nodeSelectorTerms": [term]}}}
+
+
+@pytest.mark.parametrize(
+    ("affinity", "expected"),
+    [
+        (
+            {"nodeAffinity": {REQ: {"nodeSelectorTerms": []}}},
+            f"{NA}.{REQ}.nodeSelectorTerms: Required value: must have at least one node "
+            "selector term",
+        ),
+        (
+            _required_terms({"key": "a", "operator": "Foo", "values": ["x"]}),
+            f'{NA}.{REQ}.nodeSelectorTerms[0].matchExpressions[0].operator: Invalid value: "Foo": '
+            "not a valid selector operator",
+        ),
+        (
+            _required_terms({"key": "a", "operator": "In"}),
+            f"{NA}.{REQ}.nodeSelectorTerms[0].matchExpressions[0].values: Required value: must be "
+            "specified when `operator` is 'In' or 'NotIn'",
+        ),
+        (
+            _required_terms({"key": "a", "operator": "Exists", "values": ["x"]}),
+            f"{NA}.{REQ}.nodeSelectorTerms[0].matchExpressions[0].values: Forbidden: may not be "
+            "specified when `operator` is 'Exists' or 'DoesNotExist'",
+        ),
+        (
+            _required_terms({"key": "a", "operator": "Gt", "values": ["1", "2"]}),
+            f"{NA}.{REQ}.nodeSelectorTerms[0].matchExpressions[0].values: Required value: must be "
+            "specified single value when `operator` is 'Lt' or 'Gt'",
+        ),
+        (
+            _required_terms(
+                fields=[{"key": "metadata.namespace", "operator": "In", "values": ["x"]}]
+            ),
+            f"{NA}.{REQ}.nodeSelectorTerms[0].matchFields[0].key: Invalid value: "
+            '"metadata.namespace": not a valid field selector key',
+        ),
+        (
+            {"nodeAffinity": {PREF: [{"weight": 0, "preference": {}}]}},
+            f"{NA}.{PREF}[0].weight: Invalid value: 0: must be in the range 1-100",
+        ),
+        (
+            {"nodeAffinity": {PREF: [{"weight": 101, "preference": {}}]}},
+            f"{NA}.{PREF}[0].weight: Invalid value: 101: must be in the range 1-100",
+        ),
+        (
+            {"podAffinity": {REQ: [{"labelSelector": {}, "topologyKey": ""}]}},
+            f"spec.affinity.podAffinity.{REQ}[0].topologyKey: Required value: can not be empty",
+        ),
+        (
+            {
+                "podAntiAffinity": {
+                    PREF: [{"weight": -1, "podAffinityTerm": {"topologyKey": "zone"}}]
+                }
+            },
+            f"spec.affinity.podAntiAffinity.{PREF}[0].weight: Invalid value: -1: must be in the "
+            "range 1-100",
+        ),
+        (
+            {
+                "podAffinity": {
+                    REQ: [
+                        {
+                            "labelSelector": {
+                                "matchExpressions": [{"key": "a", "operator": "Bogus"}]
+                            },
+                            "topologyKey": "zone",
+                        }
+                    ]
+                }
+            },
+            f"spec.affinity.podAffinity.{REQ}[0].labelSelector.matchExpressions[0].operator: "
+            'Invalid value: "Bogus": not a valid selector operator',
+        ),
+    ],
+)
+def test_affinity(affinity: dict[str, Any], expected: str) -> None:
+    assert problems(pod(affinity=affinity)) == [expected]
+
+
+def test_selector_values_as_a_string_are_refused_not_matched_per_character() -> None:
+    """``values: "xyz"`` once matched a node labelled ``a=x``."""
+    affinity = _required_terms({"key": "a", "operator": "In", "values": "xyz"})
+    [line] = problems(pod(affinity=affinity))
+    assert line.startswith(
+        f'{NA}.{REQ}.nodeSelectorTerms[0].matchExpressions[0].values: Invalid value: "string": '
+    )
+    assert line.endswith('in body must be of type array: "string"')
+
+
+def test_namespaces_as_a_string_are_refused() -> None:
+    affinity = {"podAffinity": {REQ: [{"topologyKey": "zone", "namespaces": "default"}]}}
+    [line] = problems(pod(affinity=affinity))
+    assert line.startswith(
+        f'spec.affinity.podAffinity.{REQ}[0].namespaces: Invalid value: "string"'
+    )
+
+
+P = "spec.containers[0].ports[0]"
+
+
+@pytest.mark.parametrize(
+    ("port", "expected"),
+    [
+        (
+            {"containerPort": 80, "hostPort": 70000},
+            f"{P}.hostPort: Invalid value: 70000: must be between 1 and 65535, inclusive",
+        ),
+        (
+            {"containerPort": 0},
+            f"{P}.containerPort: Invalid value: 0: must be between 1 and 65535, inclusive",
+        ),
+        (
+            {"containerPort": 80, "protocol": "tcp"},
+            f'{P}.protocol: Unsupported value: "tcp": supported values: "SCTP", "TCP", "UDP"',
+        ),
+        (
+            {"containerPort": 80, "hostIP": "not-an-ip"},
+            f'{P}.hostIP: Invalid value: "not-an-ip": must be a valid IP address',
+        ),
+    ],
+)
+def test_ports(port: dict[str, Any], expected: str) -> None:
+    p = pod()
+    p["spec"]["containers"][0]["ports"] = [port]
+    assert problems(p) == [expected]
+
+
+R = "spec.containers[0].resources"
+
+
+@pytest.mark.parametrize(
+    ("resources", "expected"),
+    [
+        (
+            {"requests": {"cpu": "-1"}},
+            [f'{R}.requests[cpu]: Invalid value: "-1": must be greater than or equal to 0'],
+        ),
+        (
+            {"requests": {"memory": "1 Gi"}},
+            [
+                f'{R}.requests[memory]: Invalid value: "1 Gi": quantities must match the regular '
+                "expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+            ],
+        ),
+        (
+            {"requests": {"cpu": "2"}, "limits": {"cpu": "1"}},
+            [f'{R}.requests: Invalid value: "2": must be less than or equal to cpu limit of 1'],
+        ),
+        (
+            {"requests": {"cpu": "1e999999999"}},
+            [
+                f'{R}.requests[cpu]: Invalid value: "1e999999999": must be no more than 2^63-1 '
+                "(9223372036854775807) in magnitude"
+            ],
+        ),
+        (
+            {"requests": {"gpu": "1"}},
+            [
+                f'{R}.requests[gpu]: Invalid value: "gpu": must be a standard resource for '
+                "containers"
+            ],
+        ),
+        (
+            {"limits": {"example.com/gpu": "1.5"}},
+            [f'{R}.limits[example.com/gpu]: Invalid value: "1.5": must be an integer'],
+        ),
+        (
+            {"requests": {"example.com/gpu": "1"}},
+            [f"{R}.limits: Required value: Limit must be set for non overcommitable resources"],
+        ),
+        (
+            {"requests": {"example.com/gpu": "1"}, "limits": {"example.com/gpu": "2"}},
+            [f'{R}.requests: Invalid value: "1": must be equal to example.com/gpu limit of 2'],
+        ),
+        ({"requests": {"hugepages-2Mi": "2Mi"}, "limits": {"hugepages-2Mi": "2Mi"}}, []),
+        ({"requests": {"cpu": "500m"}, "limits": {"cpu": "1"}}, []),
+    ],
+)
+def test_resources(resources: dict[str, Any], expected: list[str]) -> None:
+    p = pod()
+    p["spec"]["containers"][0]["resources"] = resources
+    assert problems(p) == expected
+
+
+def test_node_allocatable_quantities() -> None:
+    n = node()
+    n["status"]["allocatable"]["cpu"] = "-1"
+    n["status"]["capacity"] = {"memory": "1e3Gi"}
+    found = problems(n)
+    assert found[0] == 'status.capacity.memory: Invalid value: "1e3Gi": ' + (
+        "quantities must match the regular expression "
+        "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+    )
+    assert (
+        found[1]
+        == 'status.allocatable.cpu: Invalid value: "-1": must be greater than or equal to 0'
+    )
+
+
+@pytest.mark.parametrize(
+    ("labels", "expected"),
+    [
+        ({"a/b/c": "x"}, 'metadata.labels: Invalid value: "a/b/c": a qualified name must'),
+        ({"a": "has space"}, 'metadata.labels: Invalid value: "has space": a valid label must'),
+        ({"a": None}, "metadata.labels: Invalid value: null: a label value must be a string"),
+        ({"a": 5}, 'metadata.labels.a: Invalid value: "integer": metadata.labels.a in body must'),
+    ],
+)
+def test_labels(labels: dict[str, Any], expected: str) -> None:
+    p = pod()
+    p["metadata"]["labels"] = labels
+    found = problems(p)
+    assert len(found) == 1 and found[0].startswith(expected), found
+
+
+def test_names() -> None:
+    p = pod(schedulerName="Bad_Name", nodeName="", preemptionPolicy="Sometimes")
+    p["metadata"]["name"] = "Bad_Name"
+    found = problems(p)
+    assert found[0].startswith('metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123')
+    assert found[1].startswith('spec.schedulerName: Invalid value: "Bad_Name": a lowercase RFC')
+    assert found[2] == (
+        'spec.preemptionPolicy: Unsupported value: "Sometimes": supported values: "Never", '
+        '"PreemptLowerPriority"'
+    )
+
+
+def priority_class(name: str, value: Any, **extra: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": name},
+        "value": value,
+        **extra,
+    }
+
+
+@pytest.mark.parametrize(
+    ("obj", "expected"),
+    [
+        (
+            priority_class("huge", 2_000_000_000),
+            ["value: Forbidden: maximum allowed value of a user defined priority is 1000000000"],
+        ),
+        (
+            priority_class("system-mine", 5),
+            [
+                "metadata.name: Forbidden: priority class names with 'system-' prefix are "
+                "reserved for system use only"
+            ],
+        ),
+        (
+            priority_class("big", 2**40),
+            ["value: Invalid value: 1099511627776: must fit in int32"],
+        ),
+        (priority_class("ok", 1000, preemptionPolicy="Never"), []),
+    ],
+)
+def test_priority_class(obj: dict[str, Any], expected: list[str]) -> None:
+    assert problems(obj) == expected
+
+
+def pdb(**spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "b", "namespace": "default"},
+        "spec": {"selector": {"matchLabels": {"app": "x"}}, **spec},
+    }
+
+
+@pytest.mark.parametrize(
+    ("obj", "expected"),
+    [
+        (
+            pdb(minAvailable=1, maxUnavailable=1),
+            [
+                "spec.maxUnavailable: Invalid value: 1: minAvailable and maxUnavailable cannot "
+                "be both set"
+            ],
+        ),
+        (
+            pdb(minAvailable="101%"),
+            ['spec.minAvailable: Invalid value: "101%": must not be greater than 100%'],
+        ),
+        (
+            pdb(maxUnavailable=-1),
+            ["spec.maxUnavailable: Invalid value: -1: must be greater than or equal to 0"],
+        ),
+        (
+            pdb(selector={"matchExpressions": [{"key": "a", "operator": "Foo"}]}),
+            [
+                'spec.selector.matchExpressions[0].operator: Invalid value: "Foo": not a valid '
+                "selector operator"
+            ],
+        ),
+        (pdb(minAvailable="50%"), []),
+    ],
+)
+def test_pdb(obj: dict[str, Any], expected: list[str]) -> None:
+    assert problems(obj) == expected
+
+
+@pytest.mark.parametrize(
+    ("obj", "expected"),
+    [
+        ([1, 2], ["expected a Kubernetes object (a mapping), got a list"]),
+        (
+            {"apiVersion": "v1", "metadata": {"name": "x"}},
+            ["kind: Required value: every object needs a kind"],
+        ),
+        (
+            {"kind": "Pod", "metadata": {"name": "x"}},
+            ['apiVersion: Required value: Pod objects are "v1"'],
+        ),
+        (
+            {"apiVersion": "v2", "kind": "Pod", "metadata": {"name": "x"}},
+            ['apiVersion: Unsupported value: "v2": supported values: "v1"'],
+        ),
+        (
+            {"apiVersion": "../../_definitions\0", "kind": "ConfigMap", "metadata": {"name": "x"}},
+            ['apiVersion: Unsupported value: "../../_definitions\x00": supported values: "v1"'],
+        ),
+        (
+            {**pod(), "spec": {"containers": [{"name": "c"}], "bogus": 1}},
+            ['spec.bogus: unknown field "bogus"'],
+        ),
+    ],
+)
+def test_object_level(obj: Any, expected: list[str]) -> None:
+    assert problems(obj) == expected
+
+
+def test_every_problem_is_listed() -> None:
+    p = pod(
+        tolerations=[{"key": "k", "operator": "Foo"}],
+        topologySpreadConstraints=[
+            {"maxSkew": 0, "topologyKey": "zone", "whenUnsatisfiable": "Foo"}
+        ],
+    )
+    bad = copy.deepcopy(p)
+    bad["spec"]["containers"][0]["ports"] = [{"containerPort": "80"}]
+    found = problems(bad)
+    assert len(found) == 4, found
+    assert found[0].startswith('spec.containers[0].ports[0].containerPort: Invalid value: "string"')
