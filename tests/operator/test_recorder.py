@@ -3,6 +3,7 @@ series patches, the per-object spam filter, the bounded queue, outages and step-
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from typing import Any
 
@@ -195,4 +196,36 @@ async def test_a_replica_that_stepped_down_sends_nothing_queued() -> None:
     await rec.flush()
     assert sink.created == []
     assert rec.dropped["writes skipped (not leading)"] == 2
+    await rec.close()
+
+
+class SlowSink(Sink):
+    """Each request takes a while: what matters is how many are in flight at once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.in_flight = 0
+        self.most_in_flight = 0
+        self.release = asyncio.Event()
+
+    async def create_event(self, body: dict[str, Any]) -> str:
+        self.in_flight += 1
+        self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        await self.release.wait()
+        self.in_flight -= 1
+        return await super().create_event(body)
+
+
+async def test_a_burst_is_posted_by_several_senders_never_two_of_one_key() -> None:
+    sink = SlowSink()
+    rec = recorder(sink, senders=4)
+    for i in range(10):
+        rec.record_event(event(pod=f"p{i}"))
+    await asyncio.sleep(0.01)
+    assert sink.most_in_flight == 4  # not one at a time, and no more than asked
+    rec.record_event(event(pod="p0"))  # a copy of one in flight waits for it
+    sink.release.set()
+    await asyncio.wait_for(rec.flush(), 5)
+    assert len(sink.created) == 10  # p0's copy became a series patch, not a second Event
+    assert len(sink.patched) == 1 and sink.patched[0][1]["count"] == 2
     await rec.close()

@@ -9,9 +9,11 @@ EventBroadcaster + EventCorrelator, kopf's posting queue).
   filter) drops the rest.
 - Pod condition patches are keyed by pod: a newer one replaces a queued older one.
 - The queue is bounded; when full, the oldest job is dropped and counted.
-- One background task sends. When the API server is unreachable it keeps the job and
-  retries with backoff; ``Reachability`` logs the outage once and the recovery once, with
-  counts, instead of a traceback per pod.
+- A few background senders post concurrently (one request's latency must not cap a
+  burst at a few dozen events a second); two jobs of one key are never in flight at
+  once. When the API server is unreachable a sender keeps the job and retries with
+  backoff; ``Reachability`` logs the outage once and the recovery once, with counts,
+  instead of a traceback per pod.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ SPAM_REFILL_SECONDS = 300.0
 #: client-go ``maxLruCacheEntries``: posted events remembered for series.
 MAX_SERIES = 4096
 MAX_SPAM_KEYS = 4096
+#: Requests in flight at once.
+SENDERS = 8
 RETRY_INITIAL_SECONDS = 0.5
 RETRY_MAX_SECONDS = 10.0
 
@@ -144,8 +148,10 @@ class Recorder:
         clock: Callable[[], float] = time.monotonic,
         now_stamp: Callable[[], str] | None = None,
         retry_seconds: tuple[float, float] = (RETRY_INITIAL_SECONDS, RETRY_MAX_SECONDS),
+        senders: int = SENDERS,
     ) -> None:
         self.sink = sink
+        self.senders = senders
         self.retry_seconds = retry_seconds
         self.may_write = may_write
         self.max_queued = max_queued
@@ -160,7 +166,9 @@ class Recorder:
         self._wake = asyncio.Event()
         self._idle = asyncio.Event()
         self._idle.set()
-        self._task: asyncio.Task[None] | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        #: Keys being sent right now: their newer copies wait in the queue.
+        self._in_flight: set[Hashable] = set()
         self._last_error = ""
 
     # -- intake ---------------------------------------------------------------------------
@@ -212,9 +220,12 @@ class Recorder:
         self._queue[key] = job
         self._idle.clear()
         self._wake.set()
-        if self._task is None or self._task.done():
-            self._task = asyncio.get_running_loop().create_task(
-                self._run(), name="multisched event recorder"
+        self._tasks = {t for t in self._tasks if not t.done()}
+        while len(self._tasks) < self.senders:
+            self._tasks.add(
+                asyncio.get_running_loop().create_task(
+                    self._run(), name="multisched event recorder"
+                )
             )
 
     def __len__(self) -> int:
@@ -232,8 +243,10 @@ class Recorder:
         first, most = self.retry_seconds
         delay = first
         while True:
-            if not self._queue:
-                self._idle.set()
+            key = next((k for k in self._queue if k not in self._in_flight), None)
+            if key is None:
+                if not self._queue and not self._in_flight:
+                    self._idle.set()
                 self._wake.clear()
                 await self._wake.wait()
                 continue
@@ -242,7 +255,8 @@ class Recorder:
                 self.dropped["writes skipped (not leading)"] += len(self._queue)
                 self._queue.clear()
                 continue
-            key, job = self._queue.popitem(last=False)
+            job = self._queue.pop(key)
+            self._in_flight.add(key)
             try:
                 if isinstance(job, _Event):
                     await self._send_event(key, job)
@@ -252,6 +266,7 @@ class Recorder:
                 if key not in self._queue:  # unless a newer copy superseded it
                     self._queue[key] = job
                     self._queue.move_to_end(key, last=False)
+                self._in_flight.discard(key)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, most)
                 continue
@@ -260,6 +275,9 @@ class Recorder:
                     self._failed(key, exc)
                 else:  # refused at the wire: leadership was lost meanwhile
                     self.dropped["writes skipped (not leading)"] += 1
+            finally:
+                self._in_flight.discard(key)
+                self._wake.set()  # a newer copy of this key may be waiting
             delay = first
 
     async def _send_event(self, key: Hashable, job: _Event) -> None:
@@ -300,9 +318,10 @@ class Recorder:
         await self._idle.wait()
 
     async def close(self) -> None:
-        task, self._task = self._task, None
-        if task is not None:
+        tasks, self._tasks = self._tasks, set()
+        for task in tasks:
             task.cancel()
+        for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
 
