@@ -9,6 +9,7 @@ upstream), so the filter hot path is not timed otherwise.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily
@@ -41,6 +42,7 @@ class Metrics:
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
+        self._plugin_children: dict[tuple[str, str, str], Any] = {}
         self.attempts = Counter(
             "multisched_schedule_attempts",
             "Scheduling attempts by result (scheduled, unschedulable, error) and profile.",
@@ -97,7 +99,13 @@ class Metrics:
         self.e2e_duration.labels(profile).observe(e2e_seconds)
 
     def plugin(self, plugin: str, extension_point: str, status: str, seconds: float) -> None:
-        self.plugin_duration.labels(plugin, extension_point, status).observe(seconds)
+        # Called per plugin per node in a sampled cycle: ``labels()`` validates and locks on
+        # every call, so the children are looked up once.
+        key = (plugin, extension_point, status)
+        child = self._plugin_children.get(key)
+        if child is None:
+            child = self._plugin_children[key] = self.plugin_duration.labels(*key)
+        child.observe(seconds)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
