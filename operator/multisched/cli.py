@@ -52,18 +52,35 @@ def _load_config(configs: Sequence[tuple[str, dict[str, Any]]], registry: Any) -
         raise ValueError(f"{where}: invalid scheduler configuration:\n{problems}") from None
 
 
+def _effective_config(cluster: Any, proposed: list[tuple[str, Any]], registry: Any) -> Any:
+    """The cluster's SchedulerProfiles combined as the operator does, ``--profile`` applied."""
+    from multisched.live.configs import effective
+    from multisched.scheduler.simulate import ClusterInput
+
+    proposal = ClusterInput.from_documents(proposed).configs if proposed else []
+    chosen = effective(cluster.configs, registry, _load_config, proposal)
+    for line in chosen.left_out:
+        print(f"warning: {line}", file=sys.stderr)
+    return chosen.config
+
+
 def cmd_simulate(args: argparse.Namespace) -> int:
     from multisched.report import render
     from multisched.scheduler import default_registry
     from multisched.scheduler.simulate import ClusterInput, InputError, simulate
 
+    if args.from_cluster or args.diff:
+        from multisched.live.commands import cmd_simulate_live
+
+        return cmd_simulate_live(args, _load_config, _documents)
+    if not args.cluster:
+        _fail("simulate needs a cluster file (or --from-cluster)")
     docs = list(_documents(Path(args.cluster)))
-    if args.profile:
-        docs += list(_documents(Path(args.profile)))
+    proposed = list(_documents(Path(args.profile))) if args.profile else []
     registry = default_registry()
     try:
         cluster = ClusterInput.from_documents(docs)
-        config = _load_config(cluster.configs, registry)
+        config = _effective_config(cluster, proposed, registry)
         result = asyncio.run(
             simulate(cluster, config, registry, seed=args.seed, explain=args.explain)
         )
@@ -105,8 +122,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="multisched", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     sim = sub.add_parser("simulate", help="schedule the pending pods of a YAML cluster in memory")
-    sim.add_argument("cluster", help="multi-document YAML: Nodes, Pods, PriorityClasses, ...")
+    sim.add_argument(
+        "cluster", nargs="?", help="multi-document YAML: Nodes, Pods, PriorityClasses, ..."
+    )
     sim.add_argument("--profile", help="a SchedulerProfile or KubeSchedulerConfiguration file")
+    _add_live_arguments(sim)
     sim.add_argument("--explain", action="store_true", help="per-node verdicts and scores")
     sim.add_argument("-o", "--output", choices=("table", "yaml", "json"), default="table")
     sim.add_argument("--seed", type=int, default=None, help="fix tie-breaking between nodes")
@@ -117,7 +137,50 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser(
         "run", help="run the scheduler against the current kubeconfig (kopf)", add_help=False
     )
+    _add_live_commands(sub)
     return parser
+
+
+def _add_live_arguments(sim: argparse.ArgumentParser) -> None:
+    sim.add_argument(
+        "--from-cluster", action="store_true", help="read the cluster through the kubeconfig"
+    )
+    sim.add_argument(
+        "--diff",
+        action="store_true",
+        help="compare placements under the current profiles and --profile (exit 1 on changes)",
+    )
+    sim.add_argument("--kubeconfig", help="path to the kubeconfig (default: $KUBECONFIG)")
+
+
+def _live(command: str) -> Any:
+    """A live-cluster command, imported only when it runs (the API client loads slowly)."""
+
+    def run(args: argparse.Namespace) -> int:
+        from multisched.live import commands
+
+        if command == "snapshot":
+            return commands.cmd_snapshot(args)
+        return commands.cmd_explain(args, _load_config, _documents)
+
+    return run
+
+
+def _add_live_commands(sub: Any) -> None:
+    exp = sub.add_parser(
+        "explain", help="why a pod is pending (or where it would go now), node by node"
+    )
+    exp.add_argument("pod", help="POD or NAMESPACE/POD")
+    exp.add_argument("-n", "--namespace", default="default")
+    exp.add_argument("--profile", help="explain under this SchedulerProfile file instead")
+    exp.add_argument("-o", "--output", choices=("table", "yaml", "json"), default="table")
+    exp.add_argument("--seed", type=int, default=None, help="fix tie-breaking between nodes")
+    exp.add_argument("--kubeconfig", help="path to the kubeconfig (default: $KUBECONFIG)")
+    exp.set_defaults(func=_live("explain"))
+    snap = sub.add_parser("snapshot", help="write the live cluster as a simulate cluster file")
+    snap.add_argument("-o", "--output", dest="output_file", help="file to write (default: stdout)")
+    snap.add_argument("--kubeconfig", help="path to the kubeconfig (default: $KUBECONFIG)")
+    snap.set_defaults(func=_live("snapshot"))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -66,7 +66,8 @@ class Placement:
 
     def __init__(self, pod: PodInfo, status: str, node: str = "", message: str = "") -> None:
         self.pod = pod
-        #: "Scheduled", "Unschedulable", "Error", "Pending" (no profile) or "Preempted".
+        #: "Scheduled", "Unschedulable", "Error", "Pending" (no profile), "Preempted" or
+        #: "Bound" (bound by ``spec.nodeName`` in the input: never scheduled).
         self.status = status
         self.node = node
         self.message = message
@@ -88,6 +89,8 @@ class ClusterInput:
         self.pods: list[tuple[str, dict[str, Any]]] = []
         self.priority_classes: dict[str, int] = {}
         self.default_priority = 0
+        #: PriorityClass name -> its preemptionPolicy ("" for the global default's name).
+        self.preemption_policies: dict[str, str] = {}
         self.namespaces: dict[str, dict[str, str]] = {}
         self.pdbs: dict[str, dict[str, Any]] = {}
         self.configs: list[tuple[str, dict[str, Any]]] = []
@@ -116,6 +119,7 @@ class ClusterInput:
         self.pods += other.pods
         self.priority_classes.update(other.priority_classes)
         self.default_priority = other.default_priority or self.default_priority
+        self.preemption_policies.update(other.preemption_policies)
         self.namespaces.update(other.namespaces)
         self.pdbs.update(other.pdbs)
         self.configs += other.configs
@@ -140,8 +144,10 @@ class ClusterInput:
             if not isinstance(value, int):
                 raise InputError(f"{label}: value must be an integer")
             self.priority_classes[name] = value
+            self.preemption_policies[name] = str(doc.get("preemptionPolicy") or "")
             if doc.get("globalDefault"):
                 self.default_priority = value
+                self.preemption_policies[""] = self.preemption_policies[name]
         elif kind == "Namespace":
             self.namespaces[name] = dict(meta.get("labels") or {})
         elif kind == "PodDisruptionBudget":
@@ -165,6 +171,18 @@ class ClusterInput:
                 )
             return self.priority_classes[class_name]
         return self.default_priority
+
+    def admit(self, label: str, raw: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
+        """The pod as the API server's Priority admission stores it: ``priority`` and
+        ``preemptionPolicy`` copied from its PriorityClass (or the global default) when unset."""
+        priority = self.priority_of(label, raw)
+        spec = raw.get("spec") or {}
+        out = dict(raw)
+        if not spec.get("preemptionPolicy"):
+            policy = self.preemption_policies.get(str(spec.get("priorityClassName") or ""))
+            if policy:
+                out["spec"] = {**spec, "preemptionPolicy": policy}
+        return out, priority
 
 
 async def simulate(
@@ -193,11 +211,14 @@ async def simulate(
         except NodeError as exc:
             raise InputError(str(exc)) from exc
     pending: list[PodInfo] = []
+    every: list[PodInfo] = []
     for label, raw in cluster.pods:
+        admitted, priority = cluster.admit(label, raw)
         try:
-            pod = PodInfo.parse(raw, priority=cluster.priority_of(label, raw))
+            pod = PodInfo.parse(admitted, priority=priority)
         except PodError as exc:
             raise InputError(f"{label}: {exc}") from exc
+        every.append(pod)
         if pod.node_name:
             cache.add_pod(pod)
         else:
@@ -222,10 +243,12 @@ async def simulate(
 
     result = SimulationResult()
     result.preempted = dict(client.preempted)
-    for pod in pending:
+    for pod in every:
         outcome = last.get(pod.uid)
         if pod.key in client.preempted:
             placement = Placement(pod, "Preempted", message=client.preempted[pod.key])
+        elif pod.node_name:
+            placement = Placement(pod, "Bound", pod.node_name, "bound by spec.nodeName")
         elif outcome is None:
             placement = Placement(
                 pod,

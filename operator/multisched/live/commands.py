@@ -1,0 +1,239 @@
+"""The live-cluster subcommands: ``explain``, ``snapshot``, ``simulate --from-cluster``.
+
+Each returns an exit code; bad input and unreadable clusters are one line on stderr
+with exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from multisched.config import ResolvedConfig
+from multisched.framework import Registry
+
+from . import diff as diffing
+from .configs import Effective, Located, effective
+from .reading import LiveCluster, LiveError, read
+from .slim import documents
+
+EXIT_INPUT = 2
+EXIT_CHANGED = 1
+
+#: ``cli._load_config``: the strict loader with ``validate``'s messages.
+LoadOne = Callable[[Sequence[Located], Registry], ResolvedConfig]
+#: ``cli._documents``: (where, object) pairs of a YAML file; exits 2 when unreadable.
+ReadDocs = Callable[[Path], Any]
+
+_Dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+def _error(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return EXIT_INPUT
+
+
+def _warn(lines: Sequence[str]) -> None:
+    for line in lines:
+        print(f"warning: {line}", file=sys.stderr)
+
+
+def _read(kubeconfig: str | None) -> LiveCluster:
+    return asyncio.run(read(kubeconfig))
+
+
+def _proposal(path: str | None, read_docs: ReadDocs) -> list[Located]:
+    if not path:
+        return []
+    out: list[Located] = []
+    for where, doc in read_docs(Path(path)):
+        if isinstance(doc, dict) and doc.get("kind") == "List":
+            items = doc.get("items") or []
+            out += [(f"{where} items[{i}]", d) for i, d in enumerate(items) if d]
+        elif isinstance(doc, dict):
+            out.append((where, doc))
+    return out
+
+
+def cluster_input(docs: Sequence[dict[str, Any]], origin: str = "cluster") -> Any:
+    from multisched.scheduler.simulate import ClusterInput
+
+    return ClusterInput.from_documents((f"{origin}: {d['kind']} {_key(d)}", d) for d in docs)
+
+
+def _key(doc: dict[str, Any]) -> str:
+    meta = doc.get("metadata") or {}
+    ns = meta.get("namespace")
+    return f"{ns}/{meta.get('name')}" if ns else str(meta.get("name"))
+
+
+# -- snapshot --------------------------------------------------------------------------
+
+
+def dump_documents(docs: Sequence[dict[str, Any]]) -> str:
+    """Multi-document YAML with keys in a fixed order (libyaml when available)."""
+    return str(yaml.dump_all(docs, Dumper=_Dumper, sort_keys=True, width=1000, explicit_start=True))
+
+
+def cmd_snapshot(args: argparse.Namespace) -> int:
+    try:
+        cluster = _read(args.kubeconfig)
+    except LiveError as exc:
+        return _error(str(exc))
+    text = dump_documents(documents(cluster))
+    if args.output_file and args.output_file != "-":
+        try:
+            Path(args.output_file).write_text(text)
+        except OSError as exc:
+            return _error(f"{args.output_file}: {exc.strerror}")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+# -- explain ---------------------------------------------------------------------------
+
+
+def cmd_explain(args: argparse.Namespace, load_one: LoadOne, read_docs: ReadDocs) -> int:
+    from multisched.report import render
+    from multisched.scheduler import default_registry
+    from multisched.scheduler.simulate import InputError
+
+    from .explain import PodNotFound, explain
+
+    namespace, _, name = args.pod.rpartition("/")
+    namespace = namespace or args.namespace
+    registry = default_registry()
+    proposed = _proposal(args.profile, read_docs)
+    try:
+        live = _read(args.kubeconfig)
+        cluster = cluster_input(documents(live))
+        chosen = effective(cluster.configs, registry, load_one, proposed)
+        _warn(chosen.left_out)
+        found = asyncio.run(
+            explain(cluster, chosen.config, registry, namespace, name, seed=args.seed)
+        )
+    except (LiveError, PodNotFound, InputError, ValueError) as exc:
+        return _error(str(exc))
+    placement = found.result.placements[0]
+    if args.output == "table":
+        owner = chosen.owners.get(placement.pod.scheduler_name)
+        sys.stdout.write(
+            _explain_header(
+                placement.pod.key,
+                placement.pod.scheduler_name,
+                owner,
+                found.current_node,
+                args.profile,
+            )
+        )
+        sys.stdout.write(render(found.result, "table", True))
+        if not found.evaluated_all:
+            print(
+                "(nodes not listed were not evaluated: enough feasible nodes were found, "
+                "see percentageOfNodesToScore)"
+            )
+        return 0
+    text = render(found.result, args.output, True)
+    data = json.loads(text) if args.output == "json" else yaml.safe_load(text)
+    data["currentNode"] = found.current_node or None
+    data["profile"] = args.profile or (
+        f"SchedulerProfile/{owner}"
+        if (owner := chosen.owners.get(placement.pod.scheduler_name))
+        else None
+    )
+    if args.output == "json":
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+    else:
+        sys.stdout.write(yaml.safe_dump(data, sort_keys=False, width=1000))
+    return 0
+
+
+def _explain_header(
+    key: str, scheduler: str, owner: str | None, current: str, profile: str | None
+) -> str:
+    source = (
+        f"--profile {profile}"
+        if profile
+        else (f"SchedulerProfile {owner}" if owner else "no live SchedulerProfile")
+    )
+    lines = [f"pod {key}: schedulerName {scheduler}, profile from {source}"]
+    if current:
+        lines.append(f"bound to {current} now; where it would go if it were scheduled now:")
+    return "\n".join(lines) + "\n"
+
+
+# -- simulate --from-cluster -----------------------------------------------------------
+
+
+def simulate_cluster(
+    cluster: Any,
+    configs: Sequence[Located],
+    proposed: Sequence[Located],
+    registry: Registry,
+    load_one: LoadOne,
+    seed: int | None,
+    explain: bool,
+) -> tuple[Any, Effective]:
+    from multisched.scheduler.simulate import simulate
+
+    chosen = effective(configs, registry, load_one, proposed)
+    _warn(chosen.left_out)
+    result = asyncio.run(simulate(cluster, chosen.config, registry, seed=seed, explain=explain))
+    return result, chosen
+
+
+def cmd_simulate_live(args: argparse.Namespace, load_one: LoadOne, read_docs: ReadDocs) -> int:
+    """``simulate --from-cluster`` and ``simulate --diff`` (live or from a cluster file)."""
+    from multisched.report import render
+    from multisched.scheduler import default_registry
+    from multisched.scheduler.simulate import InputError
+
+    registry = default_registry()
+    proposed = _proposal(args.profile, read_docs)
+    try:
+        if args.from_cluster:
+            cluster = cluster_input(documents(_read(args.kubeconfig)))
+        else:
+            from multisched.scheduler.simulate import ClusterInput
+
+            cluster = ClusterInput.from_documents(read_docs(Path(args.cluster)))
+        if not args.diff:
+            result, _ = simulate_cluster(
+                cluster, cluster.configs, proposed, registry, load_one, args.seed, args.explain
+            )
+            sys.stdout.write(render(result, args.output, args.explain))
+            return 0
+        if not proposed:
+            return _error("--diff needs --profile (the proposed SchedulerProfile)")
+        # One seed for both runs, so only the profile differs (ties break alike).
+        seed = 0 if args.seed is None else args.seed
+        before, _ = simulate_cluster(cluster, cluster.configs, (), registry, load_one, seed, False)
+        after, _ = simulate_cluster(
+            cluster, cluster.configs, proposed, registry, load_one, seed, False
+        )
+    except (LiveError, InputError, ValueError) as exc:
+        return _error(str(exc))
+    found = diffing.changes(before, after)
+    if args.output == "table":
+        sys.stdout.write(diffing.render(found))
+    else:
+        data = {"changes": [_change(c) for c in found]}
+        text = (
+            json.dumps(data, indent=2) + "\n"
+            if args.output == "json"
+            else yaml.safe_dump(data, sort_keys=False, width=1000)
+        )
+        sys.stdout.write(text)
+    return EXIT_CHANGED if found else 0
+
+
+def _change(c: diffing.Change) -> dict[str, Any]:
+    return {"pod": c.pod, "before": c.before, "after": c.after, "message": c.message or None}

@@ -1,0 +1,137 @@
+"""LIST every kind scheduling reads, with the informers' list code, into plain objects.
+
+Errors become one ``LiveError`` line naming what is missing (kubeconfig, API server,
+permission), never a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+from kubernetes_asyncio import client as k8s
+
+from multisched.informer import ApiStatusError, Resource, list_objects
+
+NODES = Resource("", "v1", "nodes")
+PODS = Resource("", "v1", "pods")
+NAMESPACES = Resource("", "v1", "namespaces")
+PRIORITY_CLASSES = Resource("scheduling.k8s.io", "v1", "priorityclasses")
+PDBS = Resource("policy", "v1", "poddisruptionbudgets")
+PROFILES = Resource("multisched.dev", "v1alpha1", "schedulerprofiles")
+
+#: Kinds that may be absent from a cluster (CRD not installed): read as none.
+OPTIONAL = frozenset({PROFILES})
+
+#: Finished pods hold no resources; the operator drops them too (upstream's informer filter).
+TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
+
+
+class LiveError(Exception):
+    """One line for the user: what could not be read and why."""
+
+
+@dataclass(slots=True)
+class LiveCluster:
+    nodes: list[dict[str, Any]] = field(default_factory=list)
+    pods: list[dict[str, Any]] = field(default_factory=list)
+    namespaces: list[dict[str, Any]] = field(default_factory=list)
+    priority_classes: list[dict[str, Any]] = field(default_factory=list)
+    pdbs: list[dict[str, Any]] = field(default_factory=list)
+    profiles: list[dict[str, Any]] = field(default_factory=list)
+
+
+async def connect(kubeconfig: str | None = None) -> k8s.ApiClient:
+    """An ApiClient from the kubeconfig (or in-cluster), as ``multisched run`` loads it."""
+    from multisched.operator.client import load_configuration
+
+    if kubeconfig is not None or not os.environ.get("KUBERNETES_SERVICE_HOST"):
+        # kubernetes_asyncio reads a missing file as an empty config ("expected key
+        # current-context"); say what is actually missing.
+        path = kubeconfig or os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or None
+        path = os.path.expanduser(path or "~/.kube/config")
+        if not os.path.exists(path):
+            raise LiveError(
+                f"no kubeconfig: {path} not found (set KUBECONFIG or pass --kubeconfig)"
+            )
+    try:
+        configuration = await load_configuration(kubeconfig)
+    except FileNotFoundError as exc:
+        raise LiveError(
+            f"no kubeconfig: {exc.filename or kubeconfig} not found "
+            "(set KUBECONFIG or pass --kubeconfig)"
+        ) from None
+    except Exception as exc:  # kubernetes_asyncio's ConfigException and friends
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise LiveError(f"cannot load the kubeconfig: {first}") from None
+    api_client = k8s.ApiClient(configuration)
+    api_client.user_agent = "multisched"
+    return api_client
+
+
+def _describe(resource: Resource, exc: Exception, server: str) -> str:
+    what = f"cannot list {resource}"
+    if isinstance(exc, ApiStatusError):
+        message = exc.message or exc.reason
+        if exc.status == 403:
+            # "nodes is forbidden: User ..." -> "forbidden: User ..."
+            _, sep, rest = message.partition(" is forbidden: ")
+            return f"{what}: forbidden: {rest if sep else message}"
+        if exc.status == 401:
+            return f"{what}: unauthorized: the kubeconfig's credentials were refused"
+        return f"{what}: {message} ({exc.status})"
+    if isinstance(exc, aiohttp.ClientConnectionError | OSError):
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return f"{what}: cannot reach the API server at {server}: {reason}"
+    if isinstance(exc, TimeoutError):
+        return f"{what}: the API server at {server} did not answer in time"
+    return f"{what}: {exc}"
+
+
+async def list_kind(
+    api_client: k8s.ApiClient, resource: Resource, timeout: float = 30.0
+) -> list[dict[str, Any]]:
+    server = str(getattr(api_client.configuration, "host", "") or "?")
+    try:
+        return (await list_objects(api_client, resource, timeout=timeout)).items
+    except ApiStatusError as exc:
+        if resource in OPTIONAL and exc.status == 404:
+            return []
+        raise LiveError(_describe(resource, exc, server)) from None
+    except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+        raise LiveError(_describe(resource, exc, server)) from None
+
+
+async def read_cluster(api_client: k8s.ApiClient) -> LiveCluster:
+    """Every object scheduling reads, listed concurrently; finished pods are left out."""
+    kinds = (NODES, PODS, NAMESPACES, PRIORITY_CLASSES, PDBS, PROFILES)
+    results = await asyncio.gather(
+        *(list_kind(api_client, r) for r in kinds), return_exceptions=True
+    )
+    lists: list[list[dict[str, Any]]] = []
+    # Report the first failure in a fixed order (nodes before pods ...), not the fastest.
+    for res in results:
+        if isinstance(res, BaseException):
+            raise res
+        lists.append(res)
+    nodes, pods, namespaces, priority_classes, pdbs, profiles = lists
+    return LiveCluster(
+        nodes=nodes,
+        pods=[p for p in pods if (p.get("status") or {}).get("phase") not in TERMINAL_PHASES],
+        namespaces=namespaces,
+        priority_classes=priority_classes,
+        pdbs=pdbs,
+        profiles=profiles,
+    )
+
+
+async def read(kubeconfig: str | None = None) -> LiveCluster:
+    """Connect, read, close."""
+    api_client = await connect(kubeconfig)
+    try:
+        return await read_cluster(api_client)
+    finally:
+        await api_client.close()
