@@ -50,16 +50,12 @@ def _read(kubeconfig: str | None) -> LiveCluster:
 
 
 def _proposal(path: str | None, read_docs: ReadDocs) -> list[Located]:
+    """The scheduler configurations of a ``--profile`` file (a List of them included)."""
+    from multisched.scheduler.simulate import ClusterInput
+
     if not path:
         return []
-    out: list[Located] = []
-    for where, doc in read_docs(Path(path)):
-        if isinstance(doc, dict) and doc.get("kind") == "List":
-            items = doc.get("items") or []
-            out += [(f"{where} items[{i}]", d) for i, d in enumerate(items) if d]
-        elif isinstance(doc, dict):
-            out.append((where, doc))
-    return out
+    return list(ClusterInput.from_documents(read_docs(Path(path))).configs)
 
 
 def cluster_input(docs: Sequence[dict[str, Any]], origin: str = "cluster") -> Any:
@@ -111,8 +107,8 @@ def cmd_explain(args: argparse.Namespace, load_one: LoadOne, read_docs: ReadDocs
     namespace, _, name = args.pod.rpartition("/")
     namespace = namespace or args.namespace
     registry = default_registry()
-    proposed = _proposal(args.profile, read_docs)
     try:
+        proposed = _proposal(args.profile, read_docs)
         live = _read(args.kubeconfig)
         cluster = cluster_input(documents(live))
         chosen = effective(cluster.configs, registry, load_one, proposed)
@@ -197,8 +193,8 @@ def cmd_simulate_live(args: argparse.Namespace, load_one: LoadOne, read_docs: Re
     from multisched.scheduler.simulate import InputError
 
     registry = default_registry()
-    proposed = _proposal(args.profile, read_docs)
     try:
+        proposed = _proposal(args.profile, read_docs)
         if args.from_cluster:
             cluster = cluster_input(documents(_read(args.kubeconfig)))
         else:
