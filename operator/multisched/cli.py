@@ -12,6 +12,8 @@ from typing import Any, NoReturn
 import yaml
 
 EXIT_INPUT = 2
+#: libyaml's loader when PyYAML was built with it (the same documents, ~10x faster).
+_YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _fail(message: str) -> NoReturn:
@@ -25,7 +27,7 @@ def _documents(path: Path) -> Iterator[tuple[str, Any]]:
     except OSError as exc:
         _fail(f"{path}: {exc.strerror}")
     try:
-        docs = list(yaml.safe_load_all(text))
+        docs = list(yaml.load_all(text, Loader=_YAML_LOADER))
     except yaml.YAMLError as exc:
         _fail(f"{path}: not valid YAML: {exc}".splitlines()[0])
     for i, doc in enumerate(docs, 1):

@@ -110,7 +110,7 @@ def test_every_input_pod_has_a_row(tmp_path: Path, capsys: pytest.CaptureFixture
     path.write_text(NODE + PROFILE)
     code, out, _ = run(capsys, "simulate", str(path))
     assert code == 0
-    (header, row) = out.splitlines()
+    (_header, row) = out.splitlines()
     assert row.split() == [
         "default/low",
         "default-scheduler",

@@ -92,7 +92,11 @@ class Cache:
         self._add_images(info)
         if name not in self._known_nodes:
             self._known_nodes[name] = None
-            self._rebuild_node_list()
+            # A new node goes last, as a rebuild would put it; copying (C speed) instead of
+            # rebuilding keeps listing 5,000 nodes linear-ish and readers' lists unchanged.
+            snap = self.snapshot
+            snap.node_info_list = [*snap.node_info_list, info]
+            snap.node_info_map = {**snap.node_info_map, name: info}
         self.snapshot._invalidate_pod_lists()
         return info
 

@@ -6,6 +6,7 @@ CPU is kept in millicores and everything else in base units, as kube-scheduler's
 
 from __future__ import annotations
 
+import functools
 from decimal import ROUND_CEILING, Decimal, InvalidOperation
 
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
@@ -56,9 +57,25 @@ def _number(text: str, original: object) -> Decimal:
 
 def to_milli(value: str | int | float) -> int:
     """Milli-units rounded up, as ``resource.Quantity.MilliValue`` does (used for CPU)."""
+    if type(value) is str:
+        return _milli_of_text(value)
     return int((parse_quantity(value) * 1000).to_integral_value(ROUND_CEILING))
 
 
 def to_int(value: str | int | float) -> int:
     """Whole units rounded up, as ``resource.Quantity.Value`` does (memory, storage, counts)."""
+    if type(value) is str:
+        return _int_of_text(value)
+    return int(parse_quantity(value).to_integral_value(ROUND_CEILING))
+
+
+# A cluster repeats a few quantity strings ("100m", "128Mi") across tens of thousands of
+# pods; Decimal parsing was a third of reading them. Strings only: True == 1 as a key.
+@functools.lru_cache(maxsize=4096)
+def _milli_of_text(value: str) -> int:
+    return int((parse_quantity(value) * 1000).to_integral_value(ROUND_CEILING))
+
+
+@functools.lru_cache(maxsize=4096)
+def _int_of_text(value: str) -> int:
     return int(parse_quantity(value).to_integral_value(ROUND_CEILING))

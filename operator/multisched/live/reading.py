@@ -13,6 +13,7 @@ from typing import Any
 
 import aiohttp
 from kubernetes_asyncio import client as k8s
+from kubernetes_asyncio import config as k8s_config
 
 from multisched.informer import ApiStatusError, Resource, list_objects
 
@@ -34,8 +35,11 @@ class LiveError(Exception):
     """One line for the user: what could not be read and why."""
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False)
 class LiveCluster:
+    """What was listed. No generated repr: asyncio's SIGINT check formats the main task's
+    result (``signal.getsignal`` in ``asyncio.run``), which took seconds at 50,000 pods."""
+
     nodes: list[dict[str, Any]] = field(default_factory=list)
     pods: list[dict[str, Any]] = field(default_factory=list)
     namespaces: list[dict[str, Any]] = field(default_factory=list)
@@ -44,30 +48,34 @@ class LiveCluster:
     profiles: list[dict[str, Any]] = field(default_factory=list)
 
 
-async def connect(kubeconfig: str | None = None) -> k8s.ApiClient:
-    """An ApiClient from the kubeconfig (or in-cluster), as ``multisched run`` loads it."""
-    from multisched.operator.client import load_configuration
-
-    if kubeconfig is not None or not os.environ.get("KUBERNETES_SERVICE_HOST"):
+async def load_configuration(kubeconfig: str | None = None) -> k8s.Configuration:
+    """In-cluster service account, else the kubeconfig (``kubeconfig``, $KUBECONFIG, ~/.kube),
+    as ``multisched run`` loads it (``operator.client``; not imported: that loads kopf)."""
+    cfg = k8s.Configuration()
+    if kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
+        try:
+            k8s_config.load_incluster_config(  # type: ignore[no-untyped-call]
+                client_configuration=cfg, try_refresh_token=True
+            )
+        except Exception as exc:
+            raise LiveError(f"cannot load the in-cluster configuration: {exc}") from None
+        return cfg
+    path = kubeconfig or os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or None
+    path = os.path.expanduser(path or "~/.kube/config")
+    if not os.path.exists(path):
         # kubernetes_asyncio reads a missing file as an empty config ("expected key
         # current-context"); say what is actually missing.
-        path = kubeconfig or os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or None
-        path = os.path.expanduser(path or "~/.kube/config")
-        if not os.path.exists(path):
-            raise LiveError(
-                f"no kubeconfig: {path} not found (set KUBECONFIG or pass --kubeconfig)"
-            )
+        raise LiveError(f"no kubeconfig: {path} not found (set KUBECONFIG or pass --kubeconfig)")
     try:
-        configuration = await load_configuration(kubeconfig)
-    except FileNotFoundError as exc:
-        raise LiveError(
-            f"no kubeconfig: {exc.filename or kubeconfig} not found "
-            "(set KUBECONFIG or pass --kubeconfig)"
-        ) from None
-    except Exception as exc:  # kubernetes_asyncio's ConfigException and friends
+        await k8s_config.load_kube_config(config_file=path, client_configuration=cfg)
+    except Exception as exc:  # ConfigException and friends
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise LiveError(f"cannot load the kubeconfig: {first}") from None
-    api_client = k8s.ApiClient(configuration)
+        raise LiveError(f"cannot load the kubeconfig {path}: {first}") from None
+    return cfg
+
+
+async def connect(kubeconfig: str | None = None) -> k8s.ApiClient:
+    api_client = k8s.ApiClient(await load_configuration(kubeconfig))
     api_client.user_agent = "multisched"
     return api_client
 

@@ -35,14 +35,20 @@ POD_CONDITIONS = frozenset({"DisruptionTarget"})
 
 
 def _pick(src: Mapping[str, Any] | None, keys: Iterable[str]) -> dict[str, Any]:
+    """The set fields among ``keys`` (empty strings, lists and maps count as unset)."""
     if not src:
         return {}
-    return {k: src[k] for k in keys if src.get(k) not in (None, "", [], {})}
+    out = {}
+    for k in keys:
+        v = src.get(k)
+        if v or (v is not None and not isinstance(v, str | list | dict)):
+            out[k] = v
+    return out
 
 
 def _obj(api_version: str, kind: str, meta: dict[str, Any], **rest: Any) -> dict[str, Any]:
     out: dict[str, Any] = {"apiVersion": api_version, "kind": kind, "metadata": meta}
-    out.update({k: v for k, v in rest.items() if v not in (None, {}, [])})
+    out.update((k, v) for k, v in rest.items() if v)
     return out
 
 
@@ -70,8 +76,6 @@ def slim_pod(raw: Mapping[str, Any]) -> dict[str, Any]:
     if owners:
         out_meta["ownerReferences"] = owners
     out_spec = _pick(spec, POD_SPEC)
-    if spec.get("priority") == 0:
-        out_spec["priority"] = 0  # set by admission: keep it, it is not "unset"
     out_spec["containers"] = [_container(c) for c in spec.get("containers") or ()]
     if spec.get("initContainers"):
         out_spec["initContainers"] = [_container(c) for c in spec["initContainers"]]
@@ -148,3 +152,26 @@ def documents(cluster: LiveCluster) -> list[dict[str, Any]]:
     out += sorted((slim_pod(o) for o in cluster.pods), key=_pod_order)
     out += sorted((slim_profile(o) for o in cluster.profiles), key=_name)
     return out
+
+
+def raw_documents(cluster: LiveCluster) -> list[dict[str, Any]]:
+    """The objects as listed, kinds stamped (LIST items omit them), in ``documents`` order."""
+    out: list[dict[str, Any]] = []
+    for kind, objs, key in (
+        ("Namespace", cluster.namespaces, _name),
+        ("PriorityClass", cluster.priority_classes, _name),
+        ("Node", cluster.nodes, _name),
+        ("PodDisruptionBudget", cluster.pdbs, lambda o: (_namespace(o), _name(o))),
+        ("Pod", cluster.pods, _pod_order),
+        ("SchedulerProfile", cluster.profiles, _name),
+    ):
+        for obj in sorted(objs, key=key):
+            obj["kind"] = kind
+            if kind == "SchedulerProfile":
+                obj.setdefault("apiVersion", "multisched.dev/v1alpha1")
+            out.append(obj)
+    return out
+
+
+def _namespace(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("namespace") or "")
