@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 from kmock._internal.rendering import Response
 
-from conftest import LiveCluster, run_cli, write_kubeconfig
+from live_support import LiveCluster, run_cli, write_kubeconfig
 
 SCHED = "my-scheduler"
 

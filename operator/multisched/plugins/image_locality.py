@@ -8,6 +8,8 @@ count, as upstream does.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from multisched.cache import ImageStateSummary, NodeInfo, PodInfo
 from multisched.framework import MAX_NODE_SCORE, CycleState, Handle
 
@@ -73,6 +75,32 @@ class ImageLocality:
                 total += scaled_image_score(summary, total_num_nodes)
         # Every container (init ones included) has an image: the API requires it.
         return calculate_priority(total, len(images))
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[int]:
+        """``score`` for every node at once: each image's spread-scaled size is the same on
+        every node that has it, so it is computed once per cycle, not once per node."""
+        images = self._pod_images(pod)
+        total_num_nodes = len(self._handle.snapshot.node_info_list)
+        if not images or total_num_nodes <= 0:
+            return [0] * len(nodes)
+        scaled: dict[str, int] = {}  # image -> its scaled score (one summary per image)
+        count = len(images)
+        out = []
+        for node in nodes:
+            image_states = node.image_states
+            if not image_states:
+                out.append(0)
+                continue
+            total = 0
+            for image in images:
+                summary = image_states.get(image)
+                if summary is not None:
+                    value = scaled.get(image)
+                    if value is None:
+                        value = scaled[image] = scaled_image_score(summary, total_num_nodes)
+                    total += value
+            out.append(calculate_priority(total, count))
+        return out
 
 
 PLUGIN = ImageLocality

@@ -32,6 +32,7 @@ from ._resource_allocation import (
     is_extended_resource_name,
     is_scalar_resource_name,
     least_allocated,
+    least_allocated_nodes,
     most_allocated,
     pod_requests,
     requested_to_capacity_ratio,
@@ -309,6 +310,15 @@ class NodeResourcesFit:
         s: PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)
         entries = s.entries if s is not None else self._entries(pod)
         return self._scorer(entries, node)
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[int]:
+        """``score`` for every node at once (the framework's batch path)."""
+        s: PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)
+        entries = s.entries if s is not None else self._entries(pod)
+        scorer = self._scorer
+        if scorer is least_allocated:
+            return least_allocated_nodes(entries, nodes)
+        return [scorer(entries, node) for node in nodes]
 
 
 PLUGIN = NodeResourcesFit
