@@ -7,6 +7,7 @@ import contextlib
 import io
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -62,7 +63,9 @@ def kubeconfig(directory: Path, url: str) -> Path:
     return path
 
 
-def timed(*argv: str, env: dict[str, str]) -> tuple[float, str]:
+def timed(*argv: str, env: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU seconds of ``multisched ARGV`` in a fresh process (startup included)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-m", "multisched", *argv],
@@ -72,26 +75,31 @@ def timed(*argv: str, env: dict[str, str]) -> tuple[float, str]:
         check=False,
     )
     elapsed = time.perf_counter() - start
-    if proc.returncode not in (0,):
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
         raise RuntimeError(f"multisched {' '.join(argv)}: {proc.stderr}")
-    return elapsed, proc.stdout
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return elapsed, cpu
 
 
 def live_figures(nodes: int, pods: int, pending: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp, fake_api(nodes, pods, pending) as url:
         env = {**os.environ, "KUBECONFIG": str(kubeconfig(Path(tmp), url))}
         snap = Path(tmp) / "snap.yaml"
-        snapshot_s, _ = timed("snapshot", "-o", str(snap), env=env)
+        snapshot_s, snapshot_cpu = timed("snapshot", "-o", str(snap), env=env)
         # The first pending pod (pending pods come last) and a bound one.
-        explain_s, _ = timed("explain", f"pod-{pods - pending}", env=env)
-        explain_bound_s, _ = timed("explain", "pod-0", "-o", "json", env=env)
+        explain_s, explain_cpu = timed("explain", f"pod-{pods - pending}", env=env)
+        bound_s, bound_cpu = timed("explain", "pod-0", "-o", "json", env=env)
         return {
             "nodes": nodes,
             "pods": pods,
             "snapshot_s": round(snapshot_s, 2),
+            "snapshot_cpu_s": round(snapshot_cpu, 2),
             "snapshot_mb": round(snap.stat().st_size / 1e6, 1),
             "explain_pending_s": round(explain_s, 2),
-            "explain_bound_s": round(explain_bound_s, 2),
+            "explain_pending_cpu_s": round(explain_cpu, 2),
+            "explain_bound_s": round(bound_s, 2),
+            "explain_bound_cpu_s": round(bound_cpu, 2),
         }
 
 
@@ -121,10 +129,11 @@ def simulate_figures(nodes: int, pending: int) -> dict[str, Any]:
         path = Path(tmp) / "cluster.yaml"
         simulate_file(path, nodes, pending)
         out = io.StringIO()
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         with contextlib.redirect_stdout(out):
             code = main(["simulate", str(path), "-o", "json", "--seed", "1"])
         elapsed = time.perf_counter() - start
+        cpu = time.process_time() - cpu_start
     assert code == 0
     placed = sum(p["status"] == "Scheduled" for p in json.loads(out.getvalue())["pods"])
     return {
@@ -132,7 +141,9 @@ def simulate_figures(nodes: int, pending: int) -> dict[str, Any]:
         "pending": pending,
         "scheduled": placed,
         "seconds": round(elapsed, 2),
+        "cpu_seconds": round(cpu, 2),
         "pods_per_s": round(pending / elapsed, 1),
+        "pods_per_cpu_s": round(pending / cpu, 1),
     }
 
 

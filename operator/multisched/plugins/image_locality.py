@@ -85,6 +85,7 @@ class ImageLocality:
             return [0] * len(nodes)
         scaled: dict[str, int] = {}  # image -> its scaled score (one summary per image)
         count = len(images)
+        priority: dict[int, int] = {}  # sum of scaled scores -> node score (few distinct sums)
         out = []
         for node in nodes:
             image_states = node.image_states
@@ -99,7 +100,10 @@ class ImageLocality:
                     if value is None:
                         value = scaled[image] = scaled_image_score(summary, total_num_nodes)
                     total += value
-            out.append(calculate_priority(total, count))
+            score = priority.get(total)
+            if score is None:
+                score = priority[total] = calculate_priority(total, count)
+            out.append(score)
         return out
 
 
