@@ -135,7 +135,7 @@ def cmd_explain(args: argparse.Namespace, load_one: LoadOne, read_docs: ReadDocs
         proposed = _proposal(args.profile, read_docs)
         # The objects as listed: slimming (for files) would only cost time here.
         cluster = cluster_input(raw_documents(_read(args.kubeconfig)))
-        chosen = effective(cluster.configs, registry, load_one, proposed)
+        chosen = effective(cluster.configs, registry, load_one, proposed, live=True)
         _warn(chosen.left_out)
         found = asyncio.run(
             explain(cluster, chosen.config, registry, namespace, name, seed=args.seed)
@@ -201,10 +201,11 @@ def simulate_cluster(
     load_one: LoadOne,
     seed: int | None,
     explain: bool,
+    live: bool = False,
 ) -> tuple[Any, Effective]:
     from multisched.scheduler.simulate import simulate
 
-    chosen = effective(configs, registry, load_one, proposed)
+    chosen = effective(configs, registry, load_one, proposed, live=live)
     _warn(chosen.left_out)
     result = asyncio.run(simulate(cluster, chosen.config, registry, seed=seed, explain=explain))
     return result, chosen
@@ -228,7 +229,14 @@ def cmd_simulate_live(args: argparse.Namespace, load_one: LoadOne, read_docs: Re
             cluster = ClusterInput.from_documents(read_docs(Path(args.cluster)))
         if not args.diff:
             result, _ = simulate_cluster(
-                cluster, cluster.configs, proposed, registry, load_one, args.seed, args.explain
+                cluster,
+                cluster.configs,
+                proposed,
+                registry,
+                load_one,
+                args.seed,
+                args.explain,
+                args.from_cluster,
             )
             sys.stdout.write(render(result, args.output, args.explain))
             return 0
@@ -236,9 +244,11 @@ def cmd_simulate_live(args: argparse.Namespace, load_one: LoadOne, read_docs: Re
             return _error("--diff needs --profile (the proposed SchedulerProfile)")
         # One seed for both runs, so only the profile differs (ties break alike).
         seed = 0 if args.seed is None else args.seed
-        before, _ = simulate_cluster(cluster, cluster.configs, (), registry, load_one, seed, False)
+        before, _ = simulate_cluster(
+            cluster, cluster.configs, (), registry, load_one, seed, False, args.from_cluster
+        )
         after, _ = simulate_cluster(
-            cluster, cluster.configs, proposed, registry, load_one, seed, False
+            cluster, cluster.configs, proposed, registry, load_one, seed, False, args.from_cluster
         )
     except (LiveError, InputError, ValueError) as exc:
         return _error(str(exc))

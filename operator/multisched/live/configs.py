@@ -67,11 +67,18 @@ def effective(
     registry: Registry,
     load_one: LoadOne,
     proposed: Sequence[Located] = (),
+    live: bool = False,
 ) -> Effective:
-    """Raises ValueError (with ``validate``'s messages) for a bad proposal or a lone bad config."""
+    """Raises ValueError (with ``validate``'s messages) for a bad proposal or a lone bad config.
+
+    ``live``: the configurations are a cluster's SchedulerProfiles, where none at all is a
+    state like any other (the operator then serves no schedulerName), not a mistake.
+    """
     for where, obj in proposed:
         load_one([(where, obj)], registry)  # a proposal must validate on its own
     configs = overlay(configs, proposed)
+    if live and not configs:
+        return Effective(ResolvedConfig(profiles=()), {}, [])
     if len(configs) <= 1 or not all(_is_named_profile(o) for _, o in configs):
         config = load_one(configs, registry)
         owners = {p.scheduler_name: _name(configs[0][1]) for p in config.profiles}
