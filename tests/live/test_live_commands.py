@@ -370,3 +370,27 @@ async def test_diff_reports_schedulable_to_unschedulable(live: LiveCluster, tmp_
     assert "worker-1 -> unschedulable: 0/3 nodes are available:" in line
     assert "node(s) didn't match scheduler-enforced node affinity" in line
     assert out.splitlines()[-1].endswith("pod(s) change placement")
+
+
+async def test_explain_counts_nominated_pods_as_the_api_shows_them(live: LiveCluster) -> None:
+    """A pending pod nominated to worker-1 (status.nominatedNodeName, set by an earlier
+    preemption) holds its room there for pods of no higher priority, as upstream's
+    RunFilterPluginsWithNominatedPods does; a higher-priority pod ignores it."""
+    await populate(live)
+    nominated = pod("nominee", "1500m", priority=500)
+    nominated["status"] = {"phase": "Pending", "nominatedNodeName": "worker-1"}
+    await live.create("pods", nominated)
+    code, out, _ = await live.run("explain", "small", "-o", "json")
+    assert code == 0
+    (rec,) = json.loads(out)["pods"]
+    # 2 cpu - 1.5 nominated leaves 0.5: "small" (0.5) still fits worker-1 exactly.
+    assert rec["explain"]["filter"]["worker-1"] == "passed"
+    await live.create("pods", pod("medium", "1"))
+    code, out, _ = await live.run("explain", "medium", "-o", "json")
+    (rec,) = json.loads(out)["pods"]
+    assert rec["explain"]["filter"]["worker-1"] == "Insufficient cpu (NodeResourcesFit)"
+    urgent = pod("urgent", "1", priority=900)
+    await live.create("pods", urgent)
+    code, out, _ = await live.run("explain", "urgent", "-o", "json")
+    (rec,) = json.loads(out)["pods"]
+    assert rec["explain"]["filter"]["worker-1"] == "passed"
