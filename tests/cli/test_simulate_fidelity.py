@@ -226,3 +226,48 @@ def test_proposal_replaces_the_same_named_object(
     current.write_text(sps)
     code, out, _ = run(capsys, "simulate", str(path), "--profile", str(current), "--diff")
     assert (code, out) == (0, "no pod changes placement under the proposed profile\n")
+
+
+def test_nomination_in_the_input_holds_room(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A pending pod the API shows nominated (its victim still terminating) keeps its room on
+    the node from pods of no higher priority, as upstream's queue adds it to the nominator."""
+    path = tmp_path / "c.yaml"
+    path.write_text(
+        """
+apiVersion: v1
+kind: Node
+metadata: {name: only}
+status: {allocatable: {cpu: "1", memory: 1Gi, pods: "10"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: victim, namespace: default, deletionTimestamp: "2024-01-01T00:00:00Z"}
+spec: {nodeName: only, priority: 1, containers: [{name: c, resources: {requests: {cpu: 800m}}}]}
+status:
+  conditions: [{type: DisruptionTarget, status: "True", reason: PreemptionByScheduler}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: high, namespace: default}
+spec: {schedulerName: my-scheduler, priority: 100,
+       containers: [{name: c, resources: {requests: {cpu: 500m}}}]}
+status: {nominatedNodeName: only}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: small, namespace: default}
+spec: {schedulerName: my-scheduler, priority: 0,
+       containers: [{name: c, resources: {requests: {cpu: 200m}}}]}
+"""
+        + PROFILE
+    )
+    code, out, _ = run(capsys, "simulate", str(path), "-o", "json", "--explain")
+    assert code == 0
+    pods = pods_of(out)
+    assert pods["default/high"]["status"] == "Unschedulable"
+    assert pods["default/small"]["status"] == "Unschedulable"
+    assert pods["default/small"]["explain"]["filter"]["only"] == (
+        "Insufficient cpu (NodeResourcesFit)"
+    )
