@@ -74,7 +74,9 @@ def live() -> int:
         f"    explain (pending)  {res['explain_pending_s']:>6} s wall  "
         f"{res['explain_pending_cpu_s']:>6} s CPU   target <= 5 s\n"
         f"    explain (bound)    {res['explain_bound_s']:>6} s wall  "
-        f"{res['explain_bound_cpu_s']:>6} s CPU"
+        f"{res['explain_bound_cpu_s']:>6} s CPU\n"
+        f"    simulate SNAPSHOT  {res['simulate_snapshot_s']:>6} s wall  "
+        f"{res['simulate_snapshot_cpu_s']:>6} s CPU   ({res['pending']} pending pods)"
     )
     return 0
 

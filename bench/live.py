@@ -90,6 +90,7 @@ def live_figures(nodes: int, pods: int, pending: int) -> dict[str, Any]:
         # The first pending pod (pending pods come last) and a bound one.
         explain_s, explain_cpu = timed("explain", f"pod-{pods - pending}", env=env)
         bound_s, bound_cpu = timed("explain", "pod-0", "-o", "json", env=env)
+        file_s, file_cpu = timed("simulate", str(snap), "-o", "json", "--seed", "1", env=env)
         return {
             "nodes": nodes,
             "pods": pods,
@@ -100,6 +101,9 @@ def live_figures(nodes: int, pods: int, pending: int) -> dict[str, Any]:
             "explain_pending_cpu_s": round(explain_cpu, 2),
             "explain_bound_s": round(bound_s, 2),
             "explain_bound_cpu_s": round(bound_cpu, 2),
+            "pending": pending,
+            "simulate_snapshot_s": round(file_s, 2),
+            "simulate_snapshot_cpu_s": round(file_cpu, 2),
         }
 
 

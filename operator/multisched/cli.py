@@ -22,12 +22,16 @@ def _fail(message: str) -> NoReturn:
 
 
 def _documents(path: Path) -> Iterator[tuple[str, Any]]:
+    from multisched.live.snapfile import json_documents
+
     try:
-        text = path.read_text()
+        text = sys.stdin.read() if str(path) == "-" else path.read_text()
     except OSError as exc:
         _fail(f"{path}: {exc.strerror}")
     try:
-        docs = list(yaml.load_all(text, Loader=_YAML_LOADER))
+        docs = json_documents(text)  # a snapshot: JSON-style documents, read at JSON speed
+        if docs is None:
+            docs = list(yaml.load_all(text, Loader=_YAML_LOADER))
     except yaml.YAMLError as exc:
         _fail(f"{path}: not valid YAML: {exc}".splitlines()[0])
     for i, doc in enumerate(docs, 1):

@@ -10,6 +10,8 @@ import asyncio
 import contextlib
 import io
 import itertools
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -57,16 +59,30 @@ class LiveCluster:
         return list(self.kmock[lambda r: r.method != "GET"])
 
 
-def run_cli(*argv: str) -> tuple[int, str, str]:
+def run_cli(*argv: str, stdin: str = "") -> tuple[int, str, str]:
     """``multisched ARGV`` as a user runs it: exit code, stdout, stderr."""
     args = list(argv)
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    with (
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+        _stdin(stdin),
+    ):
         try:
             code = main(args)
         except SystemExit as exc:
             code = int(exc.code or 0)
     return code, out.getvalue(), err.getvalue()
+
+
+@contextlib.contextmanager
+def _stdin(text: str) -> Iterator[None]:
+    saved = sys.stdin
+    sys.stdin = io.StringIO(text)
+    try:
+        yield
+    finally:
+        sys.stdin = saved
 
 
 def write_kubeconfig(path: Path, url: str) -> Path:

@@ -164,19 +164,17 @@ class Algorithm:
             if record is not None:
                 record.verdicts.update(dict.fromkeys((n.name for n in feasible), None))
             return feasible
-        run = (
-            fwk.run_filter_plugins_with_nominated_pods if fwk.nominator else fwk.run_filter_plugins
-        )
+        run = fwk.run_filter_plugins_with_nominated_pods
         feasible = []
+        append = feasible.append
         failed = diagnosis.node_to_status
         processed = 0
         plain = not fwk.nominator
         success = Code.SUCCESS
-        for node in rotated:
-            processed += 1
+        for processed, node in enumerate(rotated, 1):  # noqa: B007 - read after the loop
+            status = None
             if plain:
                 # ``run_filter_plugins`` inlined (one call less per node, most of a cycle).
-                status = None
                 for name, fn in filters:
                     st = fn(state, pod, node)
                     if st is not None and st.code != success:
@@ -185,7 +183,7 @@ class Algorithm:
             else:
                 status = run(state, pod, node, filters)
             if status is None:
-                feasible.append(node)
+                append(node)
                 if len(feasible) >= to_find:
                     break
                 continue
