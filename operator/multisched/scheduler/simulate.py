@@ -48,7 +48,13 @@ class SimClient:
         self.nominated: dict[str, str] = {}
 
     async def bind(self, pod: PodInfo, node_name: str) -> None:
-        bound = PodInfo.parse(_bound_raw(pod.raw, node_name), priority=pod.priority)
+        # The pod as the API would echo it: a copy with nodeName set (parsing it again
+        # would give the same PodInfo, at ten times the cost).
+        bound = PodInfo.__new__(PodInfo)
+        for slot in PodInfo.__slots__:
+            setattr(bound, slot, getattr(pod, slot))
+        bound.raw = _bound_raw(pod.raw, node_name)
+        bound.node_name = node_name
         self._ref[0].on_pod(bound)
 
     async def delete_pod(self, pod: PodInfo, reason: str) -> None:
