@@ -271,3 +271,24 @@ spec: {schedulerName: my-scheduler, priority: 0,
     assert pods["default/small"]["explain"]["filter"]["only"] == (
         "Insufficient cpu (NodeResourcesFit)"
     )
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (("--diff", "--profile", "p.yaml"), "simulate needs a cluster file (or --from-cluster)"),
+        (("c.yaml", "--from-cluster"), "give a cluster file or --from-cluster, not both"),
+        (("c.yaml", "--diff"), "--diff needs --profile (the proposed SchedulerProfile)"),
+    ],
+)
+def test_live_flags_misused(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    argv: tuple[str, ...],
+    expected: str,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.yaml").write_text(NODE + PROFILE)
+    code, out, err = run(capsys, "simulate", *argv)
+    assert (code, out, err) == (2, "", f"error: {expected}\n")

@@ -401,3 +401,17 @@ async def test_explain_counts_nominated_pods_as_the_api_shows_them(live: LiveClu
     code, out, _ = await live.run("explain", "urgent", "-o", "json")
     (rec,) = json.loads(out)["pods"]
     assert rec["explain"]["filter"]["worker-1"] == "passed"
+
+
+async def test_explain_agrees_with_from_cluster(live: LiveCluster) -> None:
+    """explain reads the objects as listed, --from-cluster their slimmed form: the verdicts
+    must not differ (slimming keeps every field scheduling reads)."""
+    await populate(live)
+    code, out, _ = await live.run("simulate", "--from-cluster", "-o", "json", "--explain")
+    assert code == 0
+    simulated = {p["pod"]: p for p in json.loads(out)["pods"]}
+    code, out, _ = await live.run("explain", "big", "-o", "json")
+    assert code == 0
+    (explained,) = json.loads(out)["pods"]
+    assert explained["message"] == simulated["default/big"]["message"]
+    assert explained["explain"] == simulated["default/big"]["explain"]

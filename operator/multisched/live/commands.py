@@ -224,6 +224,11 @@ def cmd_simulate_live(args: argparse.Namespace, load_one: LoadOne, read_docs: Re
     from multisched.scheduler import default_registry
     from multisched.scheduler.simulate import InputError
 
+    if args.from_cluster and args.cluster:
+        return _error("give a cluster file or --from-cluster, not both")
+    if not args.from_cluster and not args.cluster:
+        return _error("simulate needs a cluster file (or --from-cluster)")
+
     registry = default_registry()
     try:
         proposed = _proposal(args.profile, read_docs)
