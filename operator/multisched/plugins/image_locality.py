@@ -77,15 +77,32 @@ class ImageLocality:
         return calculate_priority(total, len(images))
 
     def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[int]:
-        """``score`` for every node at once: each image's spread-scaled size is the same on
-        every node that has it, so it is computed once per cycle, not once per node."""
+        """``score`` for every node at once. An image's spread-scaled size depends only on
+        its summary (one per image in the cache), so it is computed once per summary; a
+        node's score only on the sum, so once per distinct sum."""
         images = self._pod_images(pod)
         total_num_nodes = len(self._handle.snapshot.node_info_list)
         if not images or total_num_nodes <= 0:
             return [0] * len(nodes)
-        scaled: dict[str, int] = {}  # image -> its scaled score (one summary per image)
         count = len(images)
-        priority: dict[int, int] = {}  # sum of scaled scores -> node score (few distinct sums)
+        scaled: dict[int, int] = {}  # id(summary) -> its scaled score
+        priority: dict[int, int] = {0: calculate_priority(0, count)}  # sum -> node score
+        if count == 1:
+            # Most pods: one image, so a node's score is a lookup of its one summary.
+            image = images[0]
+            by_summary: dict[int, int] = {}
+            out = []
+            for node in nodes:
+                summary = node.image_states.get(image)
+                if summary is None:
+                    out.append(0)
+                    continue
+                score = by_summary.get(id(summary))
+                if score is None:
+                    total = scaled_image_score(summary, total_num_nodes)
+                    score = by_summary[id(summary)] = calculate_priority(total, 1)
+                out.append(score)
+            return out
         out = []
         for node in nodes:
             image_states = node.image_states
@@ -96,9 +113,9 @@ class ImageLocality:
             for image in images:
                 summary = image_states.get(image)
                 if summary is not None:
-                    value = scaled.get(image)
+                    value = scaled.get(id(summary))
                     if value is None:
-                        value = scaled[image] = scaled_image_score(summary, total_num_nodes)
+                        value = scaled[id(summary)] = scaled_image_score(summary, total_num_nodes)
                     total += value
             score = priority.get(total)
             if score is None:
