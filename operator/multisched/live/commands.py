@@ -19,19 +19,16 @@ from typing import Any
 import orjson
 import yaml
 
-from multisched.config import ResolvedConfig
 from multisched.framework import Registry
 
 from . import diff as diffing
-from .configs import Effective, Located, effective
+from .configs import Effective, LoadOne, Located, effective
 from .reading import LiveCluster, LiveError, read
 from .slim import documents, raw_documents
 
 EXIT_INPUT = 2
 EXIT_CHANGED = 1
 
-#: ``cli._load_config``: the strict loader with ``validate``'s messages.
-LoadOne = Callable[[Sequence[Located], Registry], ResolvedConfig]
 #: ``cli._documents``: (where, object) pairs of a YAML file; exits 2 when unreadable.
 ReadDocs = Callable[[Path], Any]
 
