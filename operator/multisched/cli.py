@@ -177,7 +177,7 @@ def _add_live_commands(sub: Any) -> None:
         "explain", help="why a pod is pending (or where it would go now), node by node"
     )
     exp.add_argument("pod", help="POD or NAMESPACE/POD")
-    exp.add_argument("-n", "--namespace", default="default")
+    exp.add_argument("-n", "--namespace", help="default: the kubeconfig context's, else default")
     exp.add_argument("--profile", help="explain under this SchedulerProfile file instead")
     exp.add_argument("-o", "--output", choices=("table", "yaml", "json"), default="table")
     exp.add_argument("--seed", type=int, default=None, help="fix tie-breaking between nodes")

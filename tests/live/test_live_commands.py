@@ -415,3 +415,20 @@ async def test_explain_agrees_with_from_cluster(live: LiveCluster) -> None:
     (explained,) = json.loads(out)["pods"]
     assert explained["message"] == simulated["default/big"]["message"]
     assert explained["explain"] == simulated["default/big"]["explain"]
+
+
+async def test_explain_defaults_to_the_context_namespace(live: LiveCluster) -> None:
+    """Like kubectl, ``-n`` defaults to the kubeconfig context's namespace."""
+    await populate(live)
+    text = live.kubeconfig.read_text()
+    live.kubeconfig.write_text(
+        text.replace(
+            "context: {cluster: kmock, user: kmock}",
+            "context: {cluster: kmock, user: kmock, namespace: team}",
+        )
+    )
+    code, _, err = await live.run("explain", "small")
+    assert (code, err) == (2, "error: pod team/small not found\n")
+    code, out, _ = await live.run("explain", "small", "-n", "default", "-o", "json")
+    assert code == 0
+    assert json.loads(out)["pods"][0]["pod"] == "default/small"

@@ -23,7 +23,7 @@ from multisched.framework import Registry
 
 from . import diff as diffing
 from .configs import Effective, LoadOne, Located, effective
-from .reading import LiveCluster, LiveError, read
+from .reading import LiveCluster, LiveError, context_namespace, read
 from .slim import documents, raw_documents
 
 EXIT_INPUT = 2
@@ -132,7 +132,7 @@ def cmd_explain(args: argparse.Namespace, load_one: LoadOne, read_docs: ReadDocs
     from .explain import PodNotFound, explain
 
     namespace, _, name = args.pod.rpartition("/")
-    namespace = namespace or args.namespace
+    namespace = namespace or args.namespace or context_namespace(args.kubeconfig) or "default"
     registry = default_registry()
     try:
         proposed = _proposal(args.profile, read_docs)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
+import yaml
 from kubernetes_asyncio import client as k8s
 from kubernetes_asyncio import config as k8s_config
 
@@ -48,6 +49,26 @@ class LiveCluster:
     profiles: list[dict[str, Any]] = field(default_factory=list)
 
 
+def kubeconfig_path(kubeconfig: str | None = None) -> str:
+    """``--kubeconfig``, else the first file of $KUBECONFIG, else ~/.kube/config."""
+    path = kubeconfig or os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or None
+    return os.path.expanduser(path or "~/.kube/config")
+
+
+def context_namespace(kubeconfig: str | None = None) -> str:
+    """The current context's namespace, as kubectl defaults ``-n`` ("" when unset)."""
+    try:
+        with open(kubeconfig_path(kubeconfig)) as f:
+            data = yaml.safe_load(f)
+        current = data.get("current-context")
+        for ctx in data.get("contexts") or ():
+            if ctx.get("name") == current:
+                return str((ctx.get("context") or {}).get("namespace") or "")
+    except (OSError, yaml.YAMLError, AttributeError):
+        pass
+    return ""
+
+
 async def load_configuration(kubeconfig: str | None = None) -> k8s.Configuration:
     """In-cluster service account, else the kubeconfig (``kubeconfig``, $KUBECONFIG, ~/.kube),
     as ``multisched run`` loads it (``operator.client``; not imported: that loads kopf)."""
@@ -60,8 +81,7 @@ async def load_configuration(kubeconfig: str | None = None) -> k8s.Configuration
         except Exception as exc:
             raise LiveError(f"cannot load the in-cluster configuration: {exc}") from None
         return cfg
-    path = kubeconfig or os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or None
-    path = os.path.expanduser(path or "~/.kube/config")
+    path = kubeconfig_path(kubeconfig)
     if not os.path.exists(path):
         # kubernetes_asyncio reads a missing file as an empty config ("expected key
         # current-context"); say what is actually missing.
