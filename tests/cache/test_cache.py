@@ -86,3 +86,40 @@ def test_affinity_lists_follow_pods() -> None:
     assert [n.name for n in snap.have_pods_with_required_anti_affinity_list()] == ["n2"]
     cache.remove_pod(pod.uid)
     assert snap.have_pods_with_required_anti_affinity_list() == []
+
+
+def test_affinity_node_lists_follow_affinity_pods_only() -> None:
+    """The snapshot's lists of nodes holding (anti-)affinity pods stay right through
+    assume, bind, forget and removal, whatever kind of pod comes and goes."""
+    cache = Cache()
+    for name in ("a", "b"):
+        cache.add_node(node_dict(name))
+    snap = cache.snapshot
+    anti = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "topologyKey": "kubernetes.io/hostname",
+                    "labelSelector": {"matchLabels": {"x": "y"}},
+                }
+            ]
+        }
+    }
+    assert snap.have_pods_with_affinity_list() == []
+    plain = make_pod("plain", node_name="a")
+    cache.add_pod(plain)
+    assert snap.have_pods_with_affinity_list() == []
+    picky = make_pod("picky", affinity=anti)
+    assumed = cache.assume_pod(picky, "b")
+    assert [n.name for n in snap.have_pods_with_affinity_list()] == ["b"]
+    assert [n.name for n in snap.have_pods_with_required_anti_affinity_list()] == ["b"]
+    cache.forget_pod(assumed)
+    assert snap.have_pods_with_required_anti_affinity_list() == []
+    cache.add_pod(make_pod("picky2", node_name="a", affinity=anti))
+    cache.add_pod(make_pod("plain2", node_name="b"))
+    assert [n.name for n in snap.have_pods_with_affinity_list()] == ["a"]
+    cache.remove_pod(plain.uid)
+    assert [n.name for n in snap.have_pods_with_affinity_list()] == ["a"]
+    (picky2,) = [p for p in cache.pods() if p.name == "picky2"]
+    cache.remove_pod(picky2.uid)
+    assert snap.have_pods_with_affinity_list() == []

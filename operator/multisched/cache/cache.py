@@ -166,7 +166,7 @@ class Cache:
         self._node_for(node_name).add_pod(assumed)
         self._pods[pod.uid] = assumed
         self._assumed.add(pod.uid)
-        self.snapshot._invalidate_pod_lists()
+        self._pod_lists_changed(pod)
         return assumed
 
     def forget_pod(self, pod: PodInfo) -> None:
@@ -190,7 +190,7 @@ class Cache:
             self._drop_from_node(existing)
         self._node_for(pod.node_name).add_pod(pod)
         self._pods[pod.uid] = pod
-        self.snapshot._invalidate_pod_lists()
+        self._pod_lists_changed(pod)
 
     update_pod = add_pod
 
@@ -215,7 +215,14 @@ class Cache:
         info.remove_pod(pod)
         if not info.pods and info.name not in self._known_nodes:
             del self._nodes[info.name]
-        self.snapshot._invalidate_pod_lists()
+        self._pod_lists_changed(pod)
+
+    def _pod_lists_changed(self, pod: PodInfo) -> None:
+        """The snapshot's lists of nodes with (anti-)affinity pods change only with such a
+        pod; keeping them for other pods spares rebuilding them (a scan of every node)
+        after every assume and bind."""
+        if pod.has_affinity:
+            self.snapshot._invalidate_pod_lists()
 
     # -- other objects the plugins read --------------------------------------------------
 
