@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -135,6 +137,19 @@ def test_pending_pod_is_explained_as_the_operator_reports_it(
     out = multisched(kube, "explain", "second", "-o", "yaml")
     assert out.returncode == 0, out.stderr
     assert yaml.safe_load(out.stdout)["currentNode"] == bound
+
+    # As a kubectl plugin: kubectl finds the kubectl-multisched entry point on PATH.
+    bin_dir = str(Path(sys.executable).parent)
+    plugin = subprocess.run(
+        ["kubectl", "multisched", "explain", "second", "-o", "json"],
+        capture_output=True,
+        text=True,
+        env={**kube.env, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"},
+        timeout=120,
+        check=False,
+    )
+    assert plugin.returncode == 0, plugin.stderr
+    assert json.loads(plugin.stdout)["currentNode"] == bound
 
     out = multisched(kube, "explain", "no-such-pod")
     assert (out.returncode, out.stdout) == (2, "")
