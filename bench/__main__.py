@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from typing import Any
 
 SCENARIOS = [
     ["--nodes", "100", "--kind", "simple", "--breakdown"],
@@ -36,6 +37,52 @@ def main() -> int:
         )
         for key, us in (res.get("breakdown_us_per_cycle") or {}).items():
             print(f"      {key:<48} {us:>9.1f} us/cycle")
+    return live()
+
+
+def _run(*args: str) -> dict[str, Any] | None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.live", *args], capture_output=True, text=True, check=False
+    )
+    if proc.returncode:
+        print(proc.stderr, file=sys.stderr)
+        return None
+    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result
+
+
+def live() -> int:
+    """The live commands (issue 10): wall time is what a user waits; CPU time is the
+    command's own work, steadier on a shared machine."""
+    print(
+        "\nsimulate FILE -o json, in-process: read + parse YAML + schedule + render "
+        "(modules loaded by a first tiny run)"
+    )
+    sim = _run("simulate", "1000", "2000")
+    if sim is None:
+        return 1
+    print(
+        f"  {sim['nodes']} nodes, {sim['pending']} simple pending pods: "
+        f"{sim['pods_per_s']:.0f} pods/s wall ({sim['seconds']} s), "
+        f"{sim['pods_per_cpu_s']:.0f} pods/s CPU ({sim['cpu_seconds']} s)   target >= 1000/s\n"
+        f"  as a fresh process (interpreter start and imports included): "
+        f"{sim['cold_pods_per_s']:.0f} pods/s ({sim['cold_process_s']} s)"
+    )
+    print("\nsnapshot / explain end to end (fresh process, against bench.fake_api)")
+    res = _run("live", "5000", "50000", "1000")
+    if res is None:
+        return 1
+    print(
+        f"  {res['nodes']} nodes, {res['pods']} pods:\n"
+        f"    snapshot           {res['snapshot_s']:>6} s wall  {res['snapshot_cpu_s']:>6} s CPU"
+        f"   ({res['snapshot_mb']} MB)   target <= 15 s\n"
+        f"    explain (pending)  {res['explain_pending_s']:>6} s wall  "
+        f"{res['explain_pending_cpu_s']:>6} s CPU   target <= 5 s\n"
+        f"    explain (bound)    {res['explain_bound_s']:>6} s wall  "
+        f"{res['explain_bound_cpu_s']:>6} s CPU\n"
+        f"    simulate SNAPSHOT  {res['simulate_snapshot_s']:>6} s wall  "
+        f"{res['simulate_snapshot_cpu_s']:>6} s CPU   ({res['pending']} pending pods)"
+    )
     return 0
 
 

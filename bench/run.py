@@ -18,7 +18,7 @@ from multisched.scheduler import Algorithm, Scheduler, default_registry
 
 from .cluster import complex_pod, node, simple_pod
 
-TIMED_POINTS = ("pre_filter", "filter", "pre_score", "score", "normalize_score")
+TIMED_POINTS = ("pre_filter", "filter", "pre_score", "score", "score_nodes", "normalize_score")
 
 
 class NopClient:

@@ -1,4 +1,5 @@
-"""The ``multisched`` command: ``simulate`` a cluster file, ``validate`` a profile, ``run``."""
+"""The ``multisched`` command: ``simulate`` a cluster file, ``validate`` a profile, ``run``,
+and against a live cluster ``explain``, ``snapshot`` and ``simulate --from-cluster``."""
 
 from __future__ import annotations
 
@@ -27,7 +28,17 @@ def _printable(line: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in line)
 
 
-def _load_config(configs: Sequence[tuple[str, dict[str, Any]]], registry: Any, source: str) -> Any:
+def _documents(path: Path) -> list[Any]:
+    """The documents of a cluster file (``-``: standard input), safely read; a snapshot's
+    JSON documents at JSON speed."""
+    from multisched.validation import read_documents
+
+    return read_documents(path)
+
+
+def _load_config(
+    configs: Sequence[tuple[str, dict[str, Any]]], registry: Any, source: str = "input"
+) -> Any:
     """The one scheduler configuration among ``configs`` ((label, object) pairs), resolved;
     ``source`` names the file(s) searched."""
     from multisched.config import ConfigError, config_notes, parse_config_object, resolve
@@ -56,31 +67,56 @@ def _load_config(configs: Sequence[tuple[str, dict[str, Any]]], registry: Any, s
         raise InputErrors(f"{where}: {problem}" for problem in exc.problems) from None
 
 
+def _effective_config(
+    cluster: Any, proposed: list[tuple[str, Any]], registry: Any, source: str
+) -> Any:
+    """The file's scheduler configuration; several SchedulerProfiles (``kubectl get sp -o
+    yaml``) combine as the operator combines them; ``--profile`` applied over them.
+    ``source`` names the file in "no configuration found"."""
+    from multisched.live.configs import effective
+
+    def load_one(configs: Sequence[tuple[str, dict[str, Any]]], registry: Any) -> Any:
+        return _load_config(configs, registry, source)
+
+    chosen = effective(cluster.configs, registry, load_one, proposed)
+    for line in chosen.left_out:
+        print(f"warning: {_printable(line)}", file=sys.stderr)
+    return chosen.config
+
+
 def cmd_simulate(args: argparse.Namespace) -> int:
     from multisched.report import render
     from multisched.scheduler import default_registry
     from multisched.scheduler.simulate import ClusterInput, simulate
-    from multisched.validation import InputErrors, read_documents
+    from multisched.validation import InputErrors
 
+    if args.from_cluster or args.diff:
+        from multisched.live.commands import cmd_simulate_live
+
+        return cmd_simulate_live(args, _load_config, _documents, _config_documents)
+    if not args.cluster:
+        return _report(["simulate needs a cluster file (or --from-cluster)"])
     registry = default_registry()
     try:
-        cluster = ClusterInput.from_documents(read_documents(args.cluster))
-        configs, source = cluster.configs, Path(args.cluster).name
-        if args.profile:
-            # The profile file may be a whole manifest (Deployment, RBAC, ConfigMap): only its
-            # scheduler configuration is read, and it takes the place of an inline one.
-            configs, source = _config_documents(args.profile), Path(args.profile).name
-        config = _load_config(configs, registry, source)
+        cluster = ClusterInput.from_documents(_documents(Path(args.cluster)))
+        # The profile file may be a whole manifest (Deployment, RBAC, ConfigMap): only its
+        # scheduler configuration is read, and it is applied over the file's own.
+        proposed = _config_documents(args.profile) if args.profile else []
+        if args.profile and not proposed:
+            _load_config([], registry, Path(args.profile).name)  # says what is missing
+        config = _effective_config(cluster, proposed, registry, Path(args.cluster).name)
         result = asyncio.run(
             simulate(cluster, config, registry, seed=args.seed, explain=args.explain)
         )
     except InputErrors as exc:
         return _report(exc.lines)
+    except ValueError as exc:  # a combination of SchedulerProfiles with none valid
+        return _report(str(exc).splitlines())
     sys.stdout.write(render(result, args.output, args.explain))
     return 0
 
 
-def _config_documents(path: str) -> list[tuple[str, dict[str, Any]]]:
+def _config_documents(path: str | Path) -> list[tuple[str, dict[str, Any]]]:
     """The scheduler configurations of a file: the config kinds and ConfigMaps embedding one."""
     from multisched.config.loader import embedded_configs
     from multisched.validation import CONFIG_KINDS, InputErrors, expand_lists, read_documents
@@ -132,12 +168,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="multisched", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     sim = sub.add_parser("simulate", help="schedule the pending pods of a YAML cluster in memory")
-    sim.add_argument("cluster", help="multi-document YAML: Nodes, Pods, PriorityClasses, ...")
+    sim.add_argument(
+        "cluster",
+        nargs="?",
+        help="multi-document YAML: Nodes, Pods, PriorityClasses, ... ('-': standard input)",
+    )
     sim.add_argument(
         "--profile",
         help="a SchedulerProfile or KubeSchedulerConfiguration file (or a manifest with a "
-        "ConfigMap holding one); used instead of one in the cluster file",
+        "ConfigMap holding one); applied over the cluster's own",
     )
+    _add_live_arguments(sim)
     sim.add_argument("--explain", action="store_true", help="per-node verdicts and scores")
     sim.add_argument("-o", "--output", choices=("table", "yaml", "json"), default="table")
     sim.add_argument("--seed", type=int, default=None, help="fix tie-breaking between nodes")
@@ -148,7 +189,50 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser(
         "run", help="run the scheduler against the current kubeconfig (kopf)", add_help=False
     )
+    _add_live_commands(sub)
     return parser
+
+
+def _add_live_arguments(sim: argparse.ArgumentParser) -> None:
+    sim.add_argument(
+        "--from-cluster", action="store_true", help="read the cluster through the kubeconfig"
+    )
+    sim.add_argument(
+        "--diff",
+        action="store_true",
+        help="compare placements under the current profiles and --profile (exit 1 on changes)",
+    )
+    sim.add_argument("--kubeconfig", help="path to the kubeconfig (default: $KUBECONFIG)")
+
+
+def _live(command: str) -> Any:
+    """A live-cluster command, imported only when it runs (the API client loads slowly)."""
+
+    def run(args: argparse.Namespace) -> int:
+        from multisched.live import commands
+
+        if command == "snapshot":
+            return commands.cmd_snapshot(args)
+        return commands.cmd_explain(args, _load_config, _config_documents)
+
+    return run
+
+
+def _add_live_commands(sub: Any) -> None:
+    exp = sub.add_parser(
+        "explain", help="why a pod is pending (or where it would go now), node by node"
+    )
+    exp.add_argument("pod", help="POD or NAMESPACE/POD")
+    exp.add_argument("-n", "--namespace", help="default: the kubeconfig context's, else default")
+    exp.add_argument("--profile", help="explain under this SchedulerProfile file instead")
+    exp.add_argument("-o", "--output", choices=("table", "yaml", "json"), default="table")
+    exp.add_argument("--seed", type=int, default=None, help="fix tie-breaking between nodes")
+    exp.add_argument("--kubeconfig", help="path to the kubeconfig (default: $KUBECONFIG)")
+    exp.set_defaults(func=_live("explain"))
+    snap = sub.add_parser("snapshot", help="write the live cluster as a simulate cluster file")
+    snap.add_argument("-o", "--output", dest="output_file", help="file to write (default: stdout)")
+    snap.add_argument("--kubeconfig", help="path to the kubeconfig (default: $KUBECONFIG)")
+    snap.set_defaults(func=_live("snapshot"))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -113,3 +113,40 @@ def test_a_confirmed_pod_never_expires() -> None:
     cache.add_pod(bound)
     assert cache.cleanup_assumed_pods(now=20.0) == []
     assert cache.snapshot.node_info_map["n1"].requested.milli_cpu == 1000
+
+
+def test_affinity_node_lists_follow_affinity_pods_only() -> None:
+    """The snapshot's lists of nodes holding (anti-)affinity pods stay right through
+    assume, bind, forget and removal, whatever kind of pod comes and goes."""
+    cache = Cache()
+    for name in ("a", "b"):
+        cache.add_node(node_dict(name))
+    snap = cache.snapshot
+    anti = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "topologyKey": "kubernetes.io/hostname",
+                    "labelSelector": {"matchLabels": {"x": "y"}},
+                }
+            ]
+        }
+    }
+    assert snap.have_pods_with_affinity_list() == []
+    plain = make_pod("plain", node_name="a")
+    cache.add_pod(plain)
+    assert snap.have_pods_with_affinity_list() == []
+    picky = make_pod("picky", affinity=anti)
+    assumed = cache.assume_pod(picky, "b")
+    assert [n.name for n in snap.have_pods_with_affinity_list()] == ["b"]
+    assert [n.name for n in snap.have_pods_with_required_anti_affinity_list()] == ["b"]
+    cache.forget_pod(assumed)
+    assert snap.have_pods_with_required_anti_affinity_list() == []
+    cache.add_pod(make_pod("picky2", node_name="a", affinity=anti))
+    cache.add_pod(make_pod("plain2", node_name="b"))
+    assert [n.name for n in snap.have_pods_with_affinity_list()] == ["a"]
+    cache.remove_pod(plain.uid)
+    assert [n.name for n in snap.have_pods_with_affinity_list()] == ["a"]
+    (picky2,) = [p for p in cache.pods() if p.name == "picky2"]
+    cache.remove_pod(picky2.uid)
+    assert snap.have_pods_with_affinity_list() == []

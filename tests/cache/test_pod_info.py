@@ -90,3 +90,36 @@ def test_odd_pod_gets_a_clear_error() -> None:
     )
     with pytest.raises(PodError, match="unknown operator 'Near'"):
         PodInfo.parse(bad_selector)
+
+
+@pytest.mark.parametrize(
+    "requests",
+    [
+        {},
+        {"cpu": "250m"},
+        {"memory": "1Gi", "ephemeral-storage": "2Gi"},
+        {"cpu": "1", "memory": "64Mi", "example.com/gpu": "2"},
+        {"cpu": "0", "memory": "0"},
+    ],
+)
+def test_one_container_fast_path_equals_the_general_rule(requests: dict[str, str]) -> None:
+    """A pod of one container takes a shortcut; an init container requesting nothing makes
+    the general rule (max of app and init phases) run on the same requests."""
+    container = {"name": "c", "image": "i", "resources": {"requests": requests}}
+    idle_init = {
+        "name": "init",
+        "image": "i",
+        "resources": {"requests": {"cpu": "0", "memory": "0"}},
+    }
+    fast = PodInfo.parse({"metadata": {"name": "a"}, "spec": {"containers": [container]}})
+    general = PodInfo.parse(
+        {
+            "metadata": {"name": "b"},
+            "spec": {"containers": [container], "initContainers": [idle_init]},
+        }
+    )
+    assert fast.requests == general.requests
+    assert (fast.non_zero_cpu, fast.non_zero_memory) == (
+        general.non_zero_cpu,
+        general.non_zero_memory,
+    )

@@ -95,8 +95,9 @@ spec: {schedulerName: my-scheduler, priority: 100,
     assert code == 0
     result = json.loads(out)
     assert "default/low" in result["preempted"]
-    high = result["pods"][0]
-    assert high["status"] == "Scheduled" and high["node"] == "only"
+    pods = {p["pod"]: p for p in result["pods"]}
+    assert pods["default/high"]["status"] == "Scheduled" and pods["default/high"]["node"] == "only"
+    assert pods["default/low"]["status"] == "Preempted"
 
 
 @pytest.mark.parametrize(

@@ -8,8 +8,10 @@ told to skip, bound methods - is done once, so the per-node loops stay tight.
 from __future__ import annotations
 
 import logging
+import operator
 import random
 from collections.abc import Callable, Sequence
+from itertools import repeat
 from time import perf_counter
 from typing import Any
 
@@ -250,13 +252,16 @@ class Framework:
         for name, fn in filters if filters is not None else self.active_filters(state):
             status = fn(state, pod, node)
             if status is not None and status.code != Code.SUCCESS:
-                if not status.is_rejected():
-                    status = Status(
-                        Code.ERROR, f'running "{name}" filter plugin: {status.message()}'
-                    )
-                status.plugin = name
-                return status
+                return self.filter_verdict(name, status)
         return None
+
+    @staticmethod
+    def filter_verdict(name: str, status: Status) -> Status:
+        """A failing Filter status as the cycle reports it: named, non-rejections as errors."""
+        if not status.is_rejected():
+            status = Status(Code.ERROR, f'running "{name}" filter plugin: {status.message()}')
+        status.plugin = name
+        return status
 
     def run_filter_plugins_with_nominated_pods(
         self,
@@ -376,9 +381,14 @@ class Framework:
             if pl.name in skip:
                 continue
             score = pl.score
+            # A plugin may score all nodes in one call (same results, no per-node dispatch).
+            batch = getattr(pl, "score_nodes", None)
             start = perf_counter()
             try:
-                scores = [score(state, pod, node) for node in nodes]
+                if batch is not None:
+                    scores = batch(state, pod, nodes)
+                else:
+                    scores = [score(state, pod, node) for node in nodes]
                 normalize = getattr(pl, "normalize_score", None)
                 if normalize is not None:
                     status = normalize(state, pod, nodes, scores)
@@ -394,7 +404,13 @@ class Framework:
                     f'plugin "{pl.name}" returns an invalid score {bad}, it should in the '
                     f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
                 )
-            totals = [t + x * weight for t, x in zip(totals, scores, strict=True)]
+            if len(scores) != len(totals):
+                raise PluginError(
+                    f'plugin "{pl.name}" returned {len(scores)} scores for {len(totals)} nodes'
+                )
+            # map + operator: the per-node sum at C speed (it runs per plugin per cycle).
+            weighted = scores if weight == 1 else map(operator.mul, scores, repeat(weight))
+            totals = list(map(operator.add, totals, weighted))
             if explain:
                 detail.append(PluginScores(pl.name, weight, scores, [x * weight for x in scores]))
         return totals, detail

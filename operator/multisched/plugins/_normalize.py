@@ -13,6 +13,12 @@ def default_normalize_score(max_priority: int, reverse: bool, scores: list[int])
         if reverse:
             scores[:] = [max_priority] * len(scores)
         return
+    if min(scores) >= 0:  # the usual case: floor division is Go's truncation here
+        if reverse:
+            scores[:] = [max_priority - max_priority * s // highest for s in scores]
+        else:
+            scores[:] = [max_priority * s // highest for s in scores]
+        return
     for i, score in enumerate(scores):
         scaled = max_priority * score
         scaled = scaled // highest if scaled >= 0 else -(-scaled // highest)

@@ -8,6 +8,8 @@ count, as upstream does.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from multisched.cache import ImageStateSummary, NodeInfo, PodInfo
 from multisched.framework import MAX_NODE_SCORE, CycleState, Handle
 
@@ -73,6 +75,53 @@ class ImageLocality:
                 total += scaled_image_score(summary, total_num_nodes)
         # Every container (init ones included) has an image: the API requires it.
         return calculate_priority(total, len(images))
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[int]:
+        """``score`` for every node at once. An image's spread-scaled size depends only on
+        its summary (one per image in the cache), so it is computed once per summary; a
+        node's score only on the sum, so once per distinct sum."""
+        images = self._pod_images(pod)
+        total_num_nodes = len(self._handle.snapshot.node_info_list)
+        if not images or total_num_nodes <= 0:
+            return [0] * len(nodes)
+        count = len(images)
+        scaled: dict[int, int] = {}  # id(summary) -> its scaled score
+        priority: dict[int, int] = {0: calculate_priority(0, count)}  # sum -> node score
+        if count == 1:
+            # Most pods: one image, so a node's score is a lookup of its one summary.
+            image = images[0]
+            by_summary: dict[int, int] = {}
+            out = []
+            for node in nodes:
+                summary = node.image_states.get(image)
+                if summary is None:
+                    out.append(0)
+                    continue
+                score = by_summary.get(id(summary))
+                if score is None:
+                    total = scaled_image_score(summary, total_num_nodes)
+                    score = by_summary[id(summary)] = calculate_priority(total, 1)
+                out.append(score)
+            return out
+        out = []
+        for node in nodes:
+            image_states = node.image_states
+            if not image_states:
+                out.append(0)
+                continue
+            total = 0
+            for image in images:
+                summary = image_states.get(image)
+                if summary is not None:
+                    value = scaled.get(id(summary))
+                    if value is None:
+                        value = scaled[id(summary)] = scaled_image_score(summary, total_num_nodes)
+                    total += value
+            score = priority.get(total)
+            if score is None:
+                score = priority[total] = calculate_priority(total, count)
+            out.append(score)
+        return out
 
 
 PLUGIN = ImageLocality

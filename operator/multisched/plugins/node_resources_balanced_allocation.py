@@ -23,6 +23,7 @@ from ._resource_allocation import (
     NullableList,
     ResourceSpec,
     balanced,
+    balanced_nodes,
     default_resources,
     pod_requests,
     resolve_specs,
@@ -100,6 +101,14 @@ class NodeResourcesBalancedAllocation:
             return balanced(s.entries, node)
         entries = self._entries(pod)
         return 0 if entries is None else balanced(entries, node)
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[int]:
+        """``score`` for every node at once (the framework's batch path)."""
+        s: PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)
+        entries = s.entries if s is not None else self._entries(pod)
+        if entries is None:
+            return [0] * len(nodes)
+        return balanced_nodes(entries, nodes)
 
 
 PLUGIN = NodeResourcesBalancedAllocation

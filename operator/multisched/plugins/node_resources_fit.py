@@ -33,6 +33,7 @@ from ._resource_allocation import (
     is_extended_resource_name,
     is_scalar_resource_name,
     least_allocated,
+    least_allocated_nodes,
     most_allocated,
     pod_requests,
     requested_to_capacity_ratio,
@@ -269,10 +270,20 @@ class NodeResourcesFit:
                 f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found'
             )
         alloc = node.allocatable
+        used = node.requested
+        # Fast path, no allocation: the node holds the pod (most nodes, most cycles). The
+        # checks are the ones below; a failing node takes the slow path for its reasons.
+        if (
+            len(node.pods) < alloc.allowed_pod_number
+            and not s.scalars
+            and s.milli_cpu <= alloc.milli_cpu - used.milli_cpu
+            and s.memory <= alloc.memory - used.memory
+            and s.ephemeral_storage <= alloc.ephemeral_storage - used.ephemeral_storage
+        ):
+            return None
         too_many_pods = len(node.pods) + 1 > alloc.allowed_pod_number
         if not s.checks:
             return Status.unschedulable(REASON_TOO_MANY_PODS) if too_many_pods else None
-        used = node.requested
         reasons = [REASON_TOO_MANY_PODS] if too_many_pods else []
         unresolvable = False
         cpu = s.milli_cpu
@@ -317,6 +328,15 @@ class NodeResourcesFit:
         s: PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)
         entries = s.entries if s is not None else self._entries(pod)
         return self._scorer(entries, node)
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[int]:
+        """``score`` for every node at once (the framework's batch path)."""
+        s: PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)
+        entries = s.entries if s is not None else self._entries(pod)
+        scorer = self._scorer
+        if scorer is least_allocated:
+            return least_allocated_nodes(entries, nodes)
+        return [scorer(entries, node) for node in nodes]
 
 
 PLUGIN = NodeResourcesFit

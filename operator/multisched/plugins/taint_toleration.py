@@ -80,6 +80,11 @@ class TaintToleration:
                 count += 1
         return count
 
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[int]:
+        """``score`` for every node at once; most nodes have no taints and score 0."""
+        score = self.score
+        return [score(state, pod, node) if node.taints else 0 for node in nodes]
+
     def normalize_score(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], scores: list[int]
     ) -> Status | None:

@@ -115,6 +115,10 @@ class SchedulingQueue:
             return
         qpi = QueuedPodInfo(pod, self.clock())
         self._infos[uid] = qpi
+        if pod.nominated_node_name:
+            # Upstream ``PriorityQueue.Add``: a nomination the API shows (an earlier preemption,
+            # maybe by another replica) holds room on that node for the pods behind it.
+            self.nominator.add_nominated_pod(pod, pod.nominated_node_name)
         self._to_active_or_gated(qpi)
 
     def _to_active_or_gated(self, qpi: QueuedPodInfo) -> None:

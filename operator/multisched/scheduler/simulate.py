@@ -58,7 +58,13 @@ class SimClient:
         self.nominated: dict[str, str] = {}
 
     async def bind(self, pod: PodInfo, node_name: str) -> None:
-        bound = PodInfo.parse(_bound_raw(pod.raw, node_name), priority=pod.priority)
+        # The pod as the API would echo it: a copy with nodeName set (parsing it again
+        # would give the same PodInfo, at ten times the cost).
+        bound = PodInfo.__new__(PodInfo)
+        for slot in PodInfo.__slots__:
+            setattr(bound, slot, getattr(pod, slot))
+        bound.raw = _bound_raw(pod.raw, node_name)
+        bound.node_name = node_name
         self._ref[0].on_pod(bound)
 
     async def delete_pod(self, pod: PodInfo, reason: str) -> None:
@@ -76,7 +82,8 @@ class Placement:
 
     def __init__(self, pod: PodInfo, status: str, node: str = "", message: str = "") -> None:
         self.pod = pod
-        #: "Scheduled", "Unschedulable", "Error", "Pending" (no profile) or "Preempted".
+        #: "Scheduled", "Unschedulable", "Error", "Pending" (no profile), "Preempted" or
+        #: "Bound" (bound by ``spec.nodeName`` in the input: never scheduled).
         self.status = status
         self.node = node
         self.message = message
@@ -99,6 +106,8 @@ class ClusterInput:
         #: The built-in system classes exist in every cluster.
         self.priority_classes: dict[str, int] = dict(SYSTEM_PRIORITY_CLASSES)
         self.default_priority = 0
+        #: PriorityClass name -> its preemptionPolicy ("" for the global default's name).
+        self.preemption_policies: dict[str, str] = {}
         self.namespaces: dict[str, dict[str, str]] = {}
         self.pdbs: dict[str, dict[str, Any]] = {}
         self.configs: list[tuple[str, dict[str, Any]]] = []
@@ -106,16 +115,20 @@ class ClusterInput:
         self._default_class = ""
 
     @classmethod
-    def from_documents(cls, docs: Iterable[Document | tuple[str, Any]]) -> ClusterInput:
+    def from_documents(
+        cls, docs: Iterable[Document | tuple[str, Any]], trusted: bool = False
+    ) -> ClusterInput:
         """Every problem of every document is collected before InputError is raised.
 
         ``docs`` are read Documents, or (where, object) pairs naming objects from elsewhere.
+        ``trusted``: objects as an API server stored them (it validated them already).
         """
         out = cls()
         problems: list[str] = []
         named = (d if isinstance(d, Document) else Document(d[0], "", d[1]) for d in docs)
         for doc in expand_lists(named):
-            found = [doc.problem(p) for p in object_problems(doc)] + out._claim(doc)
+            found = [] if trusted else [doc.problem(p) for p in object_problems(doc)]
+            found += out._claim(doc)
             problems += found or out._add(doc)
         for label, raw in out.pods:
             class_name = (raw.get("spec") or {}).get("priorityClassName")
@@ -163,6 +176,7 @@ class ClusterInput:
             self.pods.append((doc.label, raw))
         elif kind == "PriorityClass":
             self.priority_classes[name] = raw["value"]
+            self.preemption_policies[name] = str(raw.get("preemptionPolicy") or "")
             if raw.get("globalDefault"):
                 if self._default_class:
                     return [
@@ -173,6 +187,7 @@ class ClusterInput:
                     ]
                 self._default_class = doc.index
                 self.default_priority = raw["value"]
+                self.preemption_policies[""] = self.preemption_policies[name]
         elif kind == "Namespace":
             self.namespaces[name] = dict(meta.get("labels") or {})
         elif kind == "PodDisruptionBudget":
@@ -187,6 +202,18 @@ class ClusterInput:
         if class_name:
             return self.priority_classes[class_name]
         return self.default_priority
+
+    def admit(self, label: str, raw: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
+        """The pod as the API server's Priority admission stores it: ``priority`` and
+        ``preemptionPolicy`` copied from its PriorityClass (or the global default) when unset."""
+        priority = self.priority_of(label, raw)
+        spec = raw.get("spec") or {}
+        out = dict(raw)
+        if not spec.get("preemptionPolicy"):
+            policy = self.preemption_policies.get(str(spec.get("priorityClassName") or ""))
+            if policy:
+                out["spec"] = {**spec, "preemptionPolicy": policy}
+        return out, priority
 
 
 async def simulate(
@@ -215,11 +242,14 @@ async def simulate(
         except NodeError as exc:
             raise InputError([str(exc)]) from exc
     pending: list[PodInfo] = []
+    every: list[PodInfo] = []
     for label, raw in cluster.pods:
+        admitted, priority = cluster.admit(label, raw)
         try:
-            pod = PodInfo.parse(raw, priority=cluster.priority_of(label, raw))
+            pod = PodInfo.parse(admitted, priority=priority)
         except PodError as exc:
             raise InputError([f"{label}: {exc}"]) from exc
+        every.append(pod)
         if pod.node_name:
             cache.add_pod(pod)
         else:
@@ -244,10 +274,12 @@ async def simulate(
 
     result = SimulationResult()
     result.preempted = dict(client.preempted)
-    for pod in pending:
+    for pod in every:
         outcome = last.get(pod.uid)
         if pod.key in client.preempted:
             placement = Placement(pod, "Preempted", message=client.preempted[pod.key])
+        elif pod.node_name:
+            placement = Placement(pod, "Bound", pod.node_name, "bound by spec.nodeName")
         elif outcome is None:
             placement = Placement(
                 pod,

@@ -7,13 +7,14 @@ file is checked before anything is refused, so the user sees every problem at on
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from .core import RULES
 from .schema import has_schema, structure_errors, type_error
-from .yamlsafe import YAMLInputError, decode, load_all
+from .yamlsafe import YAMLInputError, decode, json_documents, load_all
 
 #: Kinds read for their scheduler configuration, checked by the config room.
 CONFIG_KINDS = ("SchedulerProfile", "KubeSchedulerConfiguration")
@@ -64,22 +65,28 @@ class Document:
 
 
 def read_documents(path: str | Path, shown: str | None = None) -> list[Document]:
-    """Every non-empty document of a YAML file; unreadable files raise a one-line InputErrors."""
-    path = Path(path)
-    where = shown or path.name
+    """Every non-empty document of a YAML file (``-``: standard input); unreadable files
+    raise a one-line InputErrors. A snapshot (every document a JSON object) is read at JSON
+    speed: a YAML parser takes minutes over 50,000 pods."""
+    stdin = str(path) == "-"
+    where = shown or ("<stdin>" if stdin else Path(path).name)
     try:
-        data = path.read_bytes()
+        data = _read_stdin() if stdin else Path(path).read_bytes()
     except OSError as exc:
         raise InputErrors([f"{where}: {exc.strerror or exc}"]) from None
     try:
-        docs = load_all(decode(data))
+        text = decode(data)
+        docs = json_documents(text)
+        if docs is None:
+            docs = [json_like(d) for d in load_all(text)]
     except YAMLInputError as exc:
         raise InputErrors([f"{where}: {exc}"]) from None
-    return [
-        Document(where, f"document {i}", json_like(d))
-        for i, d in enumerate(docs, 1)
-        if d is not None
-    ]
+    return [Document(where, f"document {i}", d) for i, d in enumerate(docs, 1) if d is not None]
+
+
+def _read_stdin() -> bytes:
+    binary = getattr(sys.stdin, "buffer", None)  # absent when stdin is replaced by text
+    return bytes(binary.read()) if binary is not None else sys.stdin.read().encode()
 
 
 def expand_lists(docs: Iterable[Document]) -> Iterator[Document]:

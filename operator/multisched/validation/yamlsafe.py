@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 import yaml
 from yaml.events import AliasEvent
 from yaml.nodes import MappingNode, Node, SequenceNode
@@ -121,3 +122,42 @@ def load_one(text: str) -> Any:
     """A single document (ConfigMap values); None for an empty one."""
     docs = load_all(text)
     return docs[0] if docs else None
+
+
+#: How ``snapshot`` separates its documents (each one a JSON object).
+JSON_SEPARATOR = "\n---\n"
+
+
+def json_documents(text: str) -> list[Any] | None:
+    """The documents when every one is a JSON object (a snapshot), else None: read the text
+    as YAML. JSON has no aliases; nesting is held to the YAML bound all the same."""
+    if not text.startswith("---\n{"):
+        return None
+    docs = []
+    for part in text[4:].split(JSON_SEPARATOR):
+        if not part.lstrip().startswith("{"):
+            return None
+        try:
+            doc = orjson.loads(part)
+        except orjson.JSONDecodeError:
+            return None  # YAML flow style, say: let the YAML reader judge it
+        if _too_deep(doc):
+            raise YAMLInputError(f"nested more than {MAX_DEPTH} levels deep")
+        docs.append(doc)
+    return docs
+
+
+def _too_deep(doc: Any) -> bool:
+    stack: list[tuple[Any, int]] = [(doc, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            children: Any = value.values()
+        elif isinstance(value, list):
+            children = value
+        else:
+            continue
+        if depth > MAX_DEPTH:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False

@@ -1,0 +1,152 @@
+"""``multisched explain``: one pod's scheduling cycle over the cluster as it is now.
+
+The scheduler is set up as the operator's is after its caches sync: nodes, bound pods
+(their requests are the capacity in use), namespaces, PDBs, and pending pods that carry a
+``status.nominatedNodeName`` in the nominator. Then the pod gets one cycle with explain on.
+Bindings, preemptions and nominations go to a dry-run client that only records them.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from multisched.cache import NodeError, PodError, PodInfo
+from multisched.config import ResolvedConfig
+from multisched.framework import Registry
+from multisched.scheduler import Outcome, Scheduler
+from multisched.scheduler.simulate import ClusterInput, InputError, Placement, SimulationResult
+
+
+class DryRunClient:
+    """Records what the cycle would write; writes nothing."""
+
+    def __init__(self) -> None:
+        self.bound: dict[str, str] = {}
+        self.preempted: dict[str, str] = {}
+        self.nominated: dict[str, str] = {}
+
+    async def bind(self, pod: PodInfo, node_name: str) -> None:
+        self.bound[pod.key] = node_name
+
+    async def delete_pod(self, pod: PodInfo, reason: str) -> None:
+        self.preempted[pod.key] = reason
+
+    async def set_nominated_node(self, pod: PodInfo, node_name: str) -> None:
+        self.nominated[pod.key] = node_name
+
+
+class PodNotFound(LookupError):
+    pass
+
+
+class Explanation:
+    """The cycle's result as a one-pod ``SimulationResult`` (rendered like simulate's)."""
+
+    def __init__(self, result: SimulationResult, current_node: str, evaluated_all: bool) -> None:
+        self.result = result
+        #: Where a bound pod is now ("" for a pending pod).
+        self.current_node = current_node
+        #: False when percentageOfNodesToScore stopped the filter pass early.
+        self.evaluated_all = evaluated_all
+
+
+def _find(cluster: ClusterInput, namespace: str, name: str) -> tuple[str, dict[str, Any]]:
+    for label, raw in cluster.pods:
+        meta = raw.get("metadata") or {}
+        if meta.get("name") == name and (meta.get("namespace") or "default") == namespace:
+            return label, raw
+    raise PodNotFound(f"pod {namespace}/{name} not found")
+
+
+async def explain(
+    cluster: ClusterInput,
+    config: ResolvedConfig,
+    registry: Registry,
+    namespace: str,
+    name: str,
+    seed: int | None = None,
+) -> Explanation:
+    """Raises PodNotFound, or InputError for objects the cache cannot read."""
+    target_label, target_raw = _find(cluster, namespace, name)
+    client = DryRunClient()
+    scheduler = Scheduler(config, registry, client=client, rng=random.Random(seed))
+    scheduler.explain = True
+    cache = scheduler.cache
+    for ns, labels in cluster.namespaces.items():
+        cache.set_namespace(ns, labels)
+    for key, pdb in cluster.pdbs.items():
+        cache.set_pdb(key, pdb)
+    for raw in cluster.nodes:
+        try:
+            cache.add_node(raw)
+        except NodeError as exc:
+            raise InputError([str(exc)]) from exc
+    nominator = scheduler.queue.nominator
+    for label, raw in cluster.pods:
+        if raw is target_raw:
+            continue
+        spec = raw.get("spec") or {}
+        nominated = (raw.get("status") or {}).get("nominatedNodeName")
+        if not spec.get("nodeName") and not nominated:
+            continue  # a pending pod takes no room until it is nominated or bound
+        pod = _parse(cluster, label, raw)
+        if pod.node_name:
+            cache.add_pod(pod)
+        elif scheduler.responsible_for(pod) and not pod.terminating:
+            nominator.add_nominated_pod(pod, pod.nominated_node_name)
+
+    target = _parse(cluster, target_label, target_raw)
+    current = target.node_name
+    if current:
+        # Where would it go now: as if it were pending, its own requests not counted.
+        unbound = dict(target_raw)
+        unbound["spec"] = {**(target_raw.get("spec") or {}), "nodeName": ""}
+        target = _parse(cluster, target_label, unbound)
+
+    last: dict[str, Outcome] = {}
+    scheduler.on_outcome = lambda o: last.__setitem__(o.pod.uid, o)
+    result = SimulationResult()
+    evaluated_all = True
+    if not scheduler.responsible_for(target):
+        message = f"no profile for schedulerName {target.scheduler_name!r}; left Pending"
+        result.placements.append(Placement(target, "Pending", message=message))
+        return Explanation(result, current, evaluated_all)
+    if target.terminating:
+        placement = Placement(target, "Pending", message="the pod is being deleted")
+        result.placements.append(placement)
+        return Explanation(result, current, evaluated_all)
+    scheduler.queue.add(target)
+    qpi = scheduler.queue.pop_nowait()
+    if qpi is None:
+        gates = ", ".join(target.scheduling_gates) or "PreEnqueue"
+        placement = Placement(target, "Gated", message=f"waiting for scheduling gate(s): {gates}")
+        result.placements.append(placement)
+        return Explanation(result, current, evaluated_all)
+    await scheduler.schedule_one(qpi)
+    await scheduler.wait_for_bindings()
+    outcome = last.get(target.uid)
+    assert outcome is not None
+    if outcome.result == "scheduled":
+        placement = Placement(
+            target, "Scheduled", outcome.node, f"would be assigned to {outcome.node}"
+        )
+    elif outcome.result == "unschedulable":
+        placement = Placement(target, "Unschedulable", message=outcome.message)
+    else:
+        placement = Placement(target, "Error", message=outcome.message)
+    placement.nominated_node = outcome.nominated_node
+    placement.outcome = outcome
+    if outcome.schedule is not None:
+        evaluated_all = outcome.schedule.evaluated_nodes >= len(cluster.nodes)
+    result.placements.append(placement)
+    result.preempted = dict(client.preempted)
+    return Explanation(result, current, evaluated_all)
+
+
+def _parse(cluster: ClusterInput, label: str, raw: dict[str, Any]) -> PodInfo:
+    admitted, priority = cluster.admit(label, raw)
+    try:
+        return PodInfo.parse(admitted, priority=priority)
+    except PodError as exc:
+        raise InputError([f"{label}: {exc}"]) from exc
