@@ -45,6 +45,8 @@ class Kube:
 
     def __init__(self, kubeconfig: Path) -> None:
         self.kubeconfig = kubeconfig
+        #: Nodes the running test added.
+        self.added_nodes: list[str] = []
         self.env = {**os.environ, "KUBECONFIG": str(kubeconfig)}
 
     def run(
@@ -80,7 +82,9 @@ class Kube:
         raise AssertionError(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
 
     def add_node(self, name: str, labels: dict[str, str] | None = None, cpu: str = "4") -> None:
-        """A fake Node: created, the not-ready taint removed, status Ready with capacity."""
+        """A fake Node: created, the not-ready taint removed, status Ready with capacity.
+        It is deleted after the test (``_nodes_of_one_test``): tests share the API server."""
+        self.added_nodes.append(name)
         self.apply(
             {
                 "apiVersion": "v1",
@@ -130,6 +134,19 @@ class Kube:
             for e in items
             if e["involvedObject"]["kind"] == kind and e["involvedObject"]["name"] == name
         ]
+
+
+@pytest.fixture(autouse=True)
+def _nodes_of_one_test(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test on the shared API server sees only the nodes it added: earlier tests' nodes
+    are deleted when they end (their pods stay; they hold no room on nodes that are gone)."""
+    yield
+    if "kube" not in request.fixturenames:
+        return
+    kube: Kube = request.getfixturevalue("kube")
+    if kube.added_nodes:
+        kube.run("delete", "node", "--wait=false", *kube.added_nodes, check=False)
+        kube.added_nodes.clear()
 
 
 @pytest.fixture(scope="session")
