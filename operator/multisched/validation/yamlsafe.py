@@ -5,11 +5,17 @@ a deep file raises RecursionError and an anchor bomb (``a: &a [*b, *b, ...]``) t
 structure that every later walk expands. Both are refused while composing, by counting each
 node's size as if aliases were expanded. Timestamps stay strings, as sigs.k8s.io/yaml reads
 them into JSON.
+
+Most files take a fast path through libyaml (``_fast_load``) when a cheap scan of the text
+proves it holds nothing the bounds exist for; whatever libyaml refuses, and anything the scan
+cannot vouch for, goes through the bounded reader above, so both refuse alike, in the same words.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+import re
 
 import orjson
 import yaml
@@ -97,6 +103,13 @@ def decode(data: bytes) -> str:
 
 def load_all(text: str) -> list[Any]:
     """Every document of a YAML stream; problems raise YAMLInputError with one line."""
+    fast = _fast_load(text)
+    if fast is not None:
+        return fast
+    return _bounded_load(text)
+
+
+def _bounded_load(text: str) -> list[Any]:
     loader: _Loader | None = None
     try:
         loader = _Loader(text)  # the reader refuses control characters here already
@@ -116,6 +129,107 @@ def load_all(text: str) -> list[Any]:
     finally:
         if loader is not None:
             loader.dispose()
+
+
+# --- libyaml fast path -------------------------------------------------------------------
+
+try:
+    from yaml.cyaml import CParser as _CParser
+except ImportError:  # PyYAML built without libyaml: everything takes the bounded reader
+    _CParser = None
+
+
+if _CParser is not None:
+
+    class _CLoader(_CParser, yaml.constructor.SafeConstructor, yaml.resolver.Resolver):  # type: ignore[misc]
+        """yaml.CSafeLoader with the bounded reader's resolvers (timestamps stay strings)."""
+
+        yaml_implicit_resolvers = _Loader.yaml_implicit_resolvers
+
+        def __init__(self, stream: str) -> None:
+            _CParser.__init__(self, stream)
+            yaml.constructor.SafeConstructor.__init__(self)
+            yaml.resolver.Resolver.__init__(self)
+
+
+#: Anchors (&), aliases (*), tags (!, which make sets and tuples) and merge keys (<<, which
+#: flatten a level away): the bounded reader's business. Any of them, even quoted, sends the
+#: text there.
+_NOT_FAST = re.compile(r"[&*!]|<<")
+#: The pure-Python reader's refusal of control characters; libyaml's differs.
+_NON_PRINTABLE = yaml.reader.Reader.NON_PRINTABLE
+#: Line starts as libyaml counts them (it breaks lines on these too).
+_LINE_START = re.compile(r"(?:^|(?<=[\r\x85\u2028\u2029]))[ \t?:-]*", re.MULTILINE)
+#: A document marker at column 0 ends any scalar or collection in libyaml (or is an error).
+_DOC_MARKER = re.compile(r"^(?:---|\.\.\.)(?=[ \t\r\n\x85\u2028\u2029]|$)", re.MULTILINE)
+#: libyaml's composer recurses in C: the scan must prove the nesting is far below the stack.
+_C_DEPTH_LIMIT = 1_000
+
+
+def nesting_bound(text: str) -> int:
+    """An upper bound on how deep any document of ``text`` nests, from the text alone.
+
+    A block collection nested in another starts at a greater column, save one block
+    sequence per mapping (``key:\n- item``), so block nesting is at most twice the number
+    of columns a collection can start at: on each line, within its leading run of spaces,
+    tabs and ``-``/``?``/``:`` indicators (``- - a: b`` nests three deep by column 4). Flow
+    collections nest at most as deep as their document has ``[``/``{`` not directly closed
+    (quoted ones included: an over-estimate is safe). Scalars add one level.
+    """
+    columns = max(map(len, _LINE_START.findall(text)), default=0) + 1
+    flow = 0
+    for part in _DOC_MARKER.split(text):
+        opened = part.count("[") + part.count("{") - part.count("[]") - part.count("{}")
+        flow = max(flow, opened + (1 if "[]" in part or "{}" in part else 0))
+    return 2 * columns + flow + 1
+
+
+def _fast_load(text: str) -> list[Any] | None:
+    """The documents read by libyaml when that is provably as safe as the bounded reader;
+    None when the bounded reader must judge the text (it gives the errors, too)."""
+    if _CParser is None or _NOT_FAST.search(text) or _NON_PRINTABLE.search(text):
+        return None
+    if nesting_bound(text) > _C_DEPTH_LIMIT:
+        return None
+    loader = _CLoader(text)
+    try:
+        docs = []
+        while loader.check_data():
+            docs.append(loader.get_data())
+    except yaml.YAMLError:
+        return None  # the bounded reader words the error
+    finally:
+        loader.dispose()
+    # Without aliases the data is a tree: its depth and size are the composed nodes'.
+    try:
+        if any(_tree_size(doc, 1) > MAX_NODES for doc in docs):
+            return None
+    except _TooDeep:
+        return None
+    return docs
+
+
+class _TooDeep(Exception):
+    pass
+
+
+def _tree_size(value: Any, depth: int) -> int:
+    """Nodes in ``value`` at ``depth`` (mapping keys included); _TooDeep when a node would
+    lie deeper than MAX_DEPTH, as the bounded reader counts it."""
+    kind = type(value)
+    if kind is dict:
+        children = value.values()
+        size = 1 + len(value)  # keys are scalars: sets and tuples need tags
+    elif kind is list:
+        children = value
+        size = 1
+    else:
+        return 1
+    if value and depth >= MAX_DEPTH:
+        raise _TooDeep
+    for child in children:
+        size += _tree_size(child, depth + 1) if type(child) in (dict, list) else 1
+    return size
 
 
 def load_one(text: str) -> Any:
