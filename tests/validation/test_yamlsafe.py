@@ -136,7 +136,7 @@ def test_depth_bound_is_the_same_on_both_paths(depth: int, style: str) -> None:
 
 
 def test_nesting_bound_holds_for_compact_and_flow_collections() -> None:
-    for text in ["- - - - a: [[b]]\n", "a:\n- b:\n  - {c: [d]}\n", "--- a: [b]\n"]:
+    for text in ["- - - - a: [[b]]\n", "a:\n- b:\n  - {c: [d]}\n", "---\nk:\n  - [[x], {y: [z]}]\n"]:
         assert yamlsafe.nesting_bound(text) >= _depth(yamlsafe._bounded_load(text)[0])
 
 
