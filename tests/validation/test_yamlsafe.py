@@ -80,6 +80,7 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from multisched.validation import yamlsafe  # noqa: E402
+from multisched.validation.yamlsafe import json_like  # noqa: E402
 
 
 def _outcome(load: object, text: str) -> object:
@@ -93,12 +94,22 @@ def test_plain_cluster_text_takes_the_fast_path_and_reads_the_same() -> None:
     text = (
         "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, labels: {app: web}}\n"
         "spec:\n  containers:\n  - name: c\n    resources:\n      requests: {cpu: 100m}\n"
-        "  tolerations: []\n  nodeSelector: {}\n---\n---\n1: one\ntrue: yes\nnull: ~\n"
+        "  tolerations: []\n  nodeSelector: {}\n---\n---\n2: two\ntrue: \"y\"\nnull: ~\n"
         "f: 1.5\nt: 2024-01-01T00:00:00Z\ns: 'quoted # not a comment'\n"
     )
     fast = yamlsafe._fast_load(text)
     assert fast is not None
-    assert fast == yamlsafe._bounded_load(text)
+    docs, plain_keys = fast
+    assert docs == yamlsafe._bounded_load(text)
+    assert not plain_keys  # 2, true and null keys: read as JSON would have them
+    assert load_all(text, json_keys=True)[2] == {
+        "2": "two",
+        "true": "y",
+        "null": None,
+        "f": 1.5,
+        "t": "2024-01-01T00:00:00Z",
+        "s": "quoted # not a comment",
+    }
 
 
 @pytest.mark.parametrize(
@@ -132,10 +143,13 @@ def test_depth_bound_is_the_same_on_both_paths(depth: int, style: str) -> None:
         assert isinstance(slow, tuple) and "nested more than" in slow[1]
         assert yamlsafe._fast_load(text) is None
     else:
-        assert yamlsafe._fast_load(text) == slow
+        assert yamlsafe._fast_load(text) == (slow, True)
 
 
 def test_nesting_bound_holds_for_compact_and_flow_collections() -> None:
+    assert yamlsafe._within_c_limit("- " * 100 + "x\n")
+    assert not yamlsafe._within_c_limit("- " * 400 + "x\n")
+    assert not yamlsafe._within_c_limit("a: " + "[" * 1000 + "]" * 1000 + "\n")
     for text in ["- - - - a: [[b]]\n", "a:\n- b:\n  - {c: [d]}\n", "---\nk:\n  - [[x], {y: [z]}]\n"]:
         assert yamlsafe.nesting_bound(text) >= _depth(yamlsafe._bounded_load(text)[0])
 
@@ -188,9 +202,10 @@ def test_syntax_errors_read_the_same_on_both_paths(text: str) -> None:
 
 
 _scalars = st.none() | st.booleans() | st.integers() | st.text(max_size=8)
+_keys = st.text(max_size=6) | st.integers() | st.booleans() | st.none()
 _json = st.recursive(
     _scalars,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_keys, inner, max_size=4),
     max_leaves=20,
 )
 
@@ -202,3 +217,5 @@ def test_fast_path_reads_what_the_bounded_reader_reads(value: object, flow: bool
 
     text = yaml.safe_dump_all([value, value], default_flow_style=flow, explicit_start=True)
     assert _outcome(load_all, text) == _outcome(yamlsafe._bounded_load, text)
+    json_keys = _outcome(lambda t: load_all(t, json_keys=True), text)
+    assert json_keys == _outcome(lambda t: [json_like(d) for d in yamlsafe._bounded_load(t)], text)

@@ -78,7 +78,7 @@ def read_documents(path: str | Path, shown: str | None = None) -> list[Document]
         text = decode(data)
         docs = json_documents(text)
         if docs is None:
-            docs = [json_like(d) for d in load_all(text)]
+            docs = load_all(text, json_keys=True)
     except YAMLInputError as exc:
         raise InputErrors([f"{where}: {exc}"]) from None
     return [Document(where, f"document {i}", d) for i, d in enumerate(docs, 1) if d is not None]
@@ -101,30 +101,17 @@ def expand_lists(docs: Iterable[Document]) -> Iterator[Document]:
                 yield Document(doc.where, f"{doc.index} items[{i}]", item)
 
 
-def json_like(obj: Any) -> Any:
-    """Keys as JSON has them (strings), as sigs.k8s.io/yaml converts YAML before decoding."""
-    if isinstance(obj, Mapping):
-        return {_key(k): json_like(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [json_like(v) for v in obj]
-    return obj
-
-
-def _key(key: object) -> str:
-    if isinstance(key, bool):
-        return "true" if key else "false"
-    if key is None:
-        return "null"
-    return str(key)
-
-
 def without_nulls(obj: Any) -> Any:
     """``null`` is Go's zero value: drop it so the engine sees absent fields."""
-    if isinstance(obj, Mapping):
+    kind = type(obj)
+    if kind is dict or (kind not in _SCALARS and isinstance(obj, Mapping)):
         return {k: without_nulls(v) for k, v in obj.items() if v is not None}
-    if isinstance(obj, list):
+    if kind is list:
         return [without_nulls(v) for v in obj if v is not None]
     return obj
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def object_problems(doc: Document) -> list[str]:

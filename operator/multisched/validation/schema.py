@@ -153,7 +153,131 @@ def structure_errors(obj: Mapping[str, Any]) -> list[str] | None:
     validator = _validator(str(obj.get("kind")), str(obj.get("apiVersion")))
     if validator is None:
         return None
+    valid = _VALID_SHAPES.setdefault(id(validator), set())
+    enum_keys = _enum_keys()
+    key = _shape_key(obj, enum_keys) if enum_keys is not None else None
+    if key is not None and key in valid:
+        return []
     out: list[str] = []
     for err in sorted(validator.iter_errors(obj), key=lambda e: [str(p) for p in e.path]):
         out.extend(_message(err))
+    if not out and key is not None and len(valid) < _MAX_SHAPES:
+        valid.add(key)
     return out
+
+
+# --- shape memo -----------------------------------------------------------------------------
+# The strict schemas judge a value by its JSON type, its field names, the range of an integer
+# (int32/int64 formats) and, for enum fields, the value itself: nothing else (no patterns,
+# lengths or bounds; ``_enum_keys`` checks that on the schemas themselves). So objects with
+# the same shape key (names kept, strings reduced to their type unless an enum field holds
+# them, integers to their range) are valid alike, and a valid shape is checked once. Invalid
+# objects always get the full check, which words every problem.
+
+#: Keywords the shape key accounts for; annotations (description, x-kubernetes-*) do not judge.
+_JUDGING = frozenset(
+    {"type", "properties", "additionalProperties", "items", "required", "enum", "format", "oneOf"}
+)
+_ANNOTATIONS = frozenset({"description", "$ref", "$schema", "$id", "$defs", "default"})
+#: Formats the format checker judges (every other format is an annotation to it).
+_CHECKED_FORMATS = frozenset({"int32", "int64"})
+_MAX_SHAPES = 10_000
+_VALID_SHAPES: dict[int, set[object]] = {}
+
+
+@cache
+def _enum_keys() -> frozenset[str] | None:
+    """Field names under which some schema constrains a value beyond its type (an enum);
+    None when a schema uses a keyword, a format or an enum the shape key would not capture."""
+    defs = kv.schema_contents(f"{_SCHEMA_DIR}/_definitions.json", SCHEMA_VERSION)["$defs"]
+    keys: set[str] = set()
+
+    def holds_enum(schema: Any, seen: frozenset[str]) -> bool | None:
+        """Whether ``schema`` itself (through $ref, items, oneOf) constrains a value; None
+        when it is beyond the shape key. Walks its properties on the way."""
+        if not isinstance(schema, dict):
+            return None
+        found = "enum" in schema
+        for keyword, value in schema.items():
+            if keyword.startswith("x-kubernetes-") or keyword in _ANNOTATIONS and keyword != "$ref":
+                continue
+            if keyword not in _JUDGING and keyword != "$ref":
+                return None
+            if keyword == "format" and value not in _CHECKED_FORMATS:
+                continue  # an annotation to our format checker
+            if keyword == "properties":
+                for name, sub in value.items():
+                    inner = holds_enum(sub, seen)
+                    if inner is None:
+                        return None
+                    if inner:
+                        keys.add(name)
+            elif keyword == "additionalProperties" and isinstance(value, dict):
+                # A map's values sit under arbitrary keys: an enum there is beyond the key.
+                if holds_enum(value, seen) is not False:
+                    return None
+            elif keyword == "items":
+                inner = holds_enum(value, seen)
+                if inner is None:
+                    return None
+                found = found or inner
+            elif keyword == "oneOf":
+                for option in value:
+                    inner = holds_enum(option, seen)
+                    if inner is None:
+                        return None
+                    found = found or inner
+            elif keyword == "$ref":
+                name = str(value).rsplit("/", 1)[-1]
+                if name not in defs:
+                    return None
+                if name in seen:
+                    continue  # recursion: its enums are found where it is first walked
+                inner = holds_enum(defs[name], seen | {name})
+                if inner is None:
+                    return None
+                found = found or inner
+        return found
+
+    for name, schema in defs.items():
+        if holds_enum(schema, frozenset({name})) is None:
+            return None
+    return frozenset(keys)
+
+
+class _NoShape(Exception):
+    """A value that is not plain JSON (a set, a date): checked in full."""
+
+
+_INT32 = (-(2**31), 2**31 - 1)
+
+
+def _shape_key(obj: Any, enum_keys: frozenset[str]) -> object:
+    try:
+        return _shape(obj, "", enum_keys)
+    except _NoShape:
+        return None
+
+
+def _shape(value: Any, field: str, enum_keys: frozenset[str]) -> object:
+    kind = type(value)
+    if kind is dict:
+        items = []
+        for name, child in value.items():
+            if type(name) is not str:
+                raise _NoShape
+            items.append((name, _shape(child, name, enum_keys)))
+        return ("d", *items)
+    if kind is list:
+        return ("l", *(_shape(child, field, enum_keys) for child in value))
+    if kind is str:
+        return ("e", value) if field in enum_keys else "s"
+    if kind is bool or value is None or kind is float:
+        return (kind.__name__, value) if field in enum_keys else kind.__name__
+    if kind is int:
+        if field in enum_keys:
+            return ("int", value)
+        if _INT32[0] <= value <= _INT32[1]:
+            return "i32"
+        return "i64" if _INT64[0] <= value <= _INT64[1] else "i"
+    raise _NoShape

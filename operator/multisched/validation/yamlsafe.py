@@ -13,6 +13,7 @@ cannot vouch for, goes through the bounded reader above, so both refuse alike, i
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import re
@@ -20,7 +21,7 @@ import re
 import orjson
 import yaml
 from yaml.events import AliasEvent
-from yaml.nodes import MappingNode, Node, SequenceNode
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 #: Deeper than any Kubernetes object (a pod spec is about 12 levels).
 MAX_DEPTH = 64
@@ -101,12 +102,38 @@ def decode(data: bytes) -> str:
         ) from None
 
 
-def load_all(text: str) -> list[Any]:
-    """Every document of a YAML stream; problems raise YAMLInputError with one line."""
+def load_all(text: str, *, json_keys: bool = False) -> list[Any]:
+    """Every document of a YAML stream; problems raise YAMLInputError with one line.
+
+    ``json_keys``: mapping keys as JSON has them (strings), as sigs.k8s.io/yaml converts
+    YAML before decoding (``1: a`` has the key "1", ``true: b`` the key "true")."""
     fast = _fast_load(text)
     if fast is not None:
-        return fast
-    return _bounded_load(text)
+        docs, plain_keys = fast
+        return docs if plain_keys or not json_keys else [json_like(d) for d in docs]
+    docs = _bounded_load(text)
+    return [json_like(d) for d in docs] if json_keys else docs
+
+
+def json_like(obj: Any) -> Any:
+    """Keys as JSON has them (strings), as sigs.k8s.io/yaml converts YAML before decoding."""
+    kind = type(obj)
+    if kind is dict or (kind not in _SCALARS and isinstance(obj, Mapping)):
+        return {_key(k): json_like(v) for k, v in obj.items()}
+    if kind is list:
+        return [json_like(v) for v in obj]
+    return obj
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _key(key: object) -> str:
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if key is None:
+        return "null"
+    return str(key)
 
 
 def _bounded_load(text: str) -> list[Any]:
@@ -153,17 +180,23 @@ if _CParser is not None:
 
 
 #: Anchors (&), aliases (*), tags (!, which make sets and tuples) and merge keys (<<, which
-#: flatten a level away): the bounded reader's business. Any of them, even quoted, sends the
-#: text there.
-_NOT_FAST = re.compile(r"[&*!]|<<")
+#: flatten a level away) are the bounded reader's business: any of them, even quoted, sends
+#: the text there.
+_NOT_FAST = ("&", "*", "!", "<<")
 #: The pure-Python reader's refusal of control characters; libyaml's differs.
 _NON_PRINTABLE = yaml.reader.Reader.NON_PRINTABLE
 #: Line starts as libyaml counts them (it breaks lines on these too).
-_LINE_START = re.compile(r"(?:^|(?<=[\r\x85\u2028\u2029]))[ \t?:-]*", re.MULTILINE)
+_LINE_START = r"(?:^|(?<=[\r\x85\u2028\u2029]))"
+_RUN = re.compile(_LINE_START + r"[ \t?:-]*", re.MULTILINE)
 #: A document marker at column 0 ends any scalar or collection in libyaml (or is an error).
 _DOC_MARKER = re.compile(r"^(?:---|\.\.\.)(?=[ \t\r\n\x85\u2028\u2029]|$)", re.MULTILINE)
 #: libyaml's composer recurses in C: the scan must prove the nesting is far below the stack.
 _C_DEPTH_LIMIT = 1_000
+#: A cheap sufficient test for ``nesting_bound(text) <= _C_DEPTH_LIMIT``: no run of
+#: run characters this long anywhere (so none leads a line), and no more flow openers in the
+#: whole text than the rest of the limit.
+_LONG_RUN = re.compile(r"[ \t?:-]{400}")
+_FLOW_ALLOWANCE = _C_DEPTH_LIMIT - 2 * 401 - 1
 
 
 def nesting_bound(text: str) -> int:
@@ -176,60 +209,103 @@ def nesting_bound(text: str) -> int:
     collections nest at most as deep as their document has ``[``/``{`` not directly closed
     (quoted ones included: an over-estimate is safe). Scalars add one level.
     """
-    columns = max(map(len, _LINE_START.findall(text)), default=0) + 1
-    flow = 0
-    for part in _DOC_MARKER.split(text):
-        opened = part.count("[") + part.count("{") - part.count("[]") - part.count("{}")
-        flow = max(flow, opened + (1 if "[]" in part or "{}" in part else 0))
-    return 2 * columns + flow + 1
+    columns = max(map(len, _RUN.findall(text)), default=0) + 1
+    return 2 * columns + max(map(_flow_bound, _DOC_MARKER.split(text))) + 1
 
 
-def _fast_load(text: str) -> list[Any] | None:
-    """The documents read by libyaml when that is provably as safe as the bounded reader;
-    None when the bounded reader must judge the text (it gives the errors, too)."""
-    if _CParser is None or _NOT_FAST.search(text) or _NON_PRINTABLE.search(text):
+def _flow_bound(part: str) -> int:
+    opened = part.count("[") + part.count("{") - part.count("[]") - part.count("{}")
+    return opened + (1 if "[]" in part or "{}" in part else 0)
+
+
+def _within_c_limit(text: str) -> bool:
+    if _LONG_RUN.search(text):
+        return False
+    if _flow_bound(text) <= _FLOW_ALLOWANCE:
+        return True  # the common case: one count over the whole text
+    return nesting_bound(text) <= _C_DEPTH_LIMIT
+
+
+def _fast_load(text: str) -> tuple[list[Any], bool] | None:
+    """The documents read by libyaml, and whether every key is a string, when that is
+    provably as safe as the bounded reader; None when the bounded reader must judge the
+    text (it words the errors, too)."""
+    if _CParser is None or any(mark in text for mark in _NOT_FAST):
         return None
-    if nesting_bound(text) > _C_DEPTH_LIMIT:
+    if _NON_PRINTABLE.search(text) or not _within_c_limit(text):
         return None
     loader = _CLoader(text)
+    build = _Builder(loader)
+    docs = []
     try:
-        docs = []
-        while loader.check_data():
-            docs.append(loader.get_data())
-    except yaml.YAMLError:
-        return None  # the bounded reader words the error
+        while loader.check_node():
+            node = loader.get_node()
+            build.size = 1
+            docs.append(build.node(node, 1))
+            if build.size > MAX_NODES:
+                return None
+    except (yaml.YAMLError, _NotPlain):
+        return None
     finally:
         loader.dispose()
-    # Without aliases the data is a tree: its depth and size are the composed nodes'.
-    try:
-        if any(_tree_size(doc, 1) > MAX_NODES for doc in docs):
-            return None
-    except _TooDeep:
-        return None
-    return docs
+    return docs, build.plain_keys
 
 
-class _TooDeep(Exception):
-    pass
+class _NotPlain(Exception):
+    """Something the bounded reader must judge: too deep, or beyond plain JSON data."""
 
 
-def _tree_size(value: Any, depth: int) -> int:
-    """Nodes in ``value`` at ``depth`` (mapping keys included); _TooDeep when a node would
-    lie deeper than MAX_DEPTH, as the bounded reader counts it."""
-    kind = type(value)
-    if kind is dict:
-        children = value.values()
-        size = 1 + len(value)  # keys are scalars: sets and tuples need tags
-    elif kind is list:
-        children = value
-        size = 1
-    else:
-        return 1
-    if value and depth >= MAX_DEPTH:
-        raise _TooDeep
-    for child in children:
-        size += _tree_size(child, depth + 1) if type(child) in (dict, list) else 1
-    return size
+_STR = "tag:yaml.org,2002:str"
+
+
+class _Builder:
+    """Python data from libyaml's nodes, as SafeConstructor builds it for plain JSON-like
+    data (a tree: no aliases), counting nodes and depth as the bounded reader does."""
+
+    __slots__ = ("_scalars", "loader", "plain_keys", "size")
+
+    def __init__(self, loader: Any) -> None:
+        self.loader = loader
+        self.plain_keys = True
+        self.size = 0
+        safe = yaml.constructor.SafeConstructor
+        self._scalars = {
+            "tag:yaml.org,2002:int": safe.construct_yaml_int,
+            "tag:yaml.org,2002:float": safe.construct_yaml_float,
+            "tag:yaml.org,2002:bool": safe.construct_yaml_bool,
+            "tag:yaml.org,2002:null": safe.construct_yaml_null,
+        }
+
+    def scalar(self, node: Node) -> Any:
+        if node.tag == _STR:
+            return node.value
+        construct = self._scalars.get(node.tag)
+        if construct is None:
+            raise _NotPlain  # "=" (the value tag): SafeConstructor has its own ways there
+        return construct(self.loader, node)
+
+    def node(self, node: Node, depth: int) -> Any:
+        """The value of ``node`` at ``depth``; its children count toward ``size``."""
+        kind = node.__class__
+        if kind is ScalarNode:
+            return self.scalar(node)
+        if node.value and depth >= MAX_DEPTH:
+            raise _NotPlain
+        if kind is MappingNode:
+            self.size += 2 * len(node.value)
+            out = {}
+            for key_node, value_node in node.value:
+                if key_node.__class__ is not ScalarNode:
+                    raise _NotPlain  # an unhashable key: the bounded reader words it
+                key = self.scalar(key_node)
+                if type(key) is not str:
+                    self.plain_keys = False
+                out[key] = self.node(value_node, depth + 1)
+            return out
+        if kind is SequenceNode:
+            self.size += len(node.value)
+            return [self.node(child, depth + 1) for child in node.value]
+        raise _NotPlain
 
 
 def load_one(text: str) -> Any:
