@@ -12,6 +12,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from .core import RULES
 from .schema import has_schema, structure_errors, type_error
 from .yamlsafe import YAMLInputError, decode, json_documents, load_all
@@ -33,17 +35,15 @@ class InputErrors(ValueError):
 class Document:
     """One object of a file: where it is (``label``) and the object itself."""
 
-    __slots__ = ("index", "obj", "where")
+    __slots__ = ("index", "kind", "obj", "where")
 
     def __init__(self, where: str, index: str, obj: Any) -> None:
         self.where = where
         self.index = index
         self.obj = obj
-
-    @property
-    def kind(self) -> str:
-        kind = self.obj.get("kind") if isinstance(self.obj, Mapping) else None
-        return kind if isinstance(kind, str) else ""
+        kind = obj.get("kind") if isinstance(obj, Mapping) else None
+        #: The object's kind ("" when it names none); read on every step, so kept.
+        self.kind = kind if isinstance(kind, str) else ""
 
     @property
     def label(self) -> str:
@@ -102,12 +102,25 @@ def expand_lists(docs: Iterable[Document]) -> Iterator[Document]:
 
 
 def without_nulls(obj: Any) -> Any:
-    """``null`` is Go's zero value: drop it so the engine sees absent fields."""
+    """``null`` is Go's zero value: drop it so the engine sees absent fields.
+
+    Most objects hold none: orjson's C encoder tells at a glance (``null`` is how it writes
+    None; a string holding "null" only costs the walk), and such an object is kept as is."""
+    if type(obj) is dict:
+        try:
+            if b"null" not in orjson.dumps(obj):
+                return obj
+        except TypeError:  # orjson.JSONEncodeError too: keys or values beyond JSON
+            pass
+    return _without_nulls(obj)
+
+
+def _without_nulls(obj: Any) -> Any:
     kind = type(obj)
     if kind is dict or (kind not in _SCALARS and isinstance(obj, Mapping)):
-        return {k: without_nulls(v) for k, v in obj.items() if v is not None}
+        return {k: _without_nulls(v) for k, v in obj.items() if v is not None}
     if kind is list:
-        return [without_nulls(v) for v in obj if v is not None]
+        return [_without_nulls(v) for v in obj if v is not None]
     return obj
 
 
