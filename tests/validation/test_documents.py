@@ -58,7 +58,9 @@ def test_the_schemas_judge_only_by_what_the_shape_key_keeps() -> None:
         ({"bogus": 1}, 'spec.bogus: unknown field "bogus"'),
     ],
 )
-def test_a_memoized_valid_shape_never_hides_a_problem(spec: dict[str, object], problem: str) -> None:
+def test_a_memoized_valid_shape_never_hides_a_problem(
+    spec: dict[str, object], problem: str
+) -> None:
     assert structure_errors(_pod(priority=5, nodeName="n")) == []
     assert structure_errors(_pod(priority=5, nodeName="n")) == []  # from the memo
     errors = structure_errors(_pod(**{"priority": 5, "nodeName": "n", **spec}))

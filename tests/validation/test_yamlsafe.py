@@ -94,7 +94,7 @@ def test_plain_cluster_text_takes_the_fast_path_and_reads_the_same() -> None:
     text = (
         "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, labels: {app: web}}\n"
         "spec:\n  containers:\n  - name: c\n    resources:\n      requests: {cpu: 100m}\n"
-        "  tolerations: []\n  nodeSelector: {}\n---\n---\n2: two\ntrue: \"y\"\nnull: ~\n"
+        '  tolerations: []\n  nodeSelector: {}\n---\n---\n2: two\ntrue: "y"\nnull: ~\n'
         "f: 1.5\nt: 2024-01-01T00:00:00Z\ns: 'quoted # not a comment'\n"
     )
     fast = yamlsafe._fast_load(text)
@@ -150,7 +150,11 @@ def test_nesting_bound_holds_for_compact_and_flow_collections() -> None:
     assert yamlsafe._within_c_limit("- " * 100 + "x\n")
     assert not yamlsafe._within_c_limit("- " * 400 + "x\n")
     assert not yamlsafe._within_c_limit("a: " + "[" * 1000 + "]" * 1000 + "\n")
-    for text in ["- - - - a: [[b]]\n", "a:\n- b:\n  - {c: [d]}\n", "---\nk:\n  - [[x], {y: [z]}]\n"]:
+    for text in [
+        "- - - - a: [[b]]\n",
+        "a:\n- b:\n  - {c: [d]}\n",
+        "---\nk:\n  - [[x], {y: [z]}]\n",
+    ]:
         assert yamlsafe.nesting_bound(text) >= _depth(yamlsafe._bounded_load(text)[0])
 
 

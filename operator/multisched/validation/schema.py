@@ -199,7 +199,9 @@ def _enum_keys() -> frozenset[str] | None:
             return None
         found = "enum" in schema
         for keyword, value in schema.items():
-            if keyword.startswith("x-kubernetes-") or keyword in _ANNOTATIONS and keyword != "$ref":
+            if keyword.startswith("x-kubernetes-") or (
+                keyword in _ANNOTATIONS and keyword != "$ref"
+            ):
                 continue
             if keyword not in _JUDGING and keyword != "$ref":
                 return None

@@ -13,10 +13,9 @@ cannot vouch for, goes through the bounded reader above, so both refuse alike, i
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
-
-import re
 
 import orjson
 import yaml
@@ -160,10 +159,13 @@ def _bounded_load(text: str) -> list[Any]:
 
 # --- libyaml fast path -------------------------------------------------------------------
 
+_CParser: Any = None
 try:
-    from yaml.cyaml import CParser as _CParser
+    from yaml import cyaml
+
+    _CParser = cyaml.CParser  # type: ignore[attr-defined]
 except ImportError:  # PyYAML built without libyaml: everything takes the bounded reader
-    _CParser = None
+    pass
 
 
 if _CParser is not None:
@@ -240,6 +242,8 @@ def _fast_load(text: str) -> tuple[list[Any], bool] | None:
     try:
         while loader.check_node():
             node = loader.get_node()
+            if node is None:
+                break
             build.size = 1
             docs.append(build.node(node, 1))
             if build.size > MAX_NODES:
@@ -276,7 +280,7 @@ class _Builder:
             "tag:yaml.org,2002:null": safe.construct_yaml_null,
         }
 
-    def scalar(self, node: Node) -> Any:
+    def scalar(self, node: ScalarNode) -> Any:
         if node.tag == _STR:
             return node.value
         construct = self._scalars.get(node.tag)
@@ -286,23 +290,22 @@ class _Builder:
 
     def node(self, node: Node, depth: int) -> Any:
         """The value of ``node`` at ``depth``; its children count toward ``size``."""
-        kind = node.__class__
-        if kind is ScalarNode:
+        if type(node) is ScalarNode:
             return self.scalar(node)
         if node.value and depth >= MAX_DEPTH:
             raise _NotPlain
-        if kind is MappingNode:
+        if type(node) is MappingNode:
             self.size += 2 * len(node.value)
             out = {}
             for key_node, value_node in node.value:
-                if key_node.__class__ is not ScalarNode:
+                if type(key_node) is not ScalarNode:
                     raise _NotPlain  # an unhashable key: the bounded reader words it
                 key = self.scalar(key_node)
                 if type(key) is not str:
                     self.plain_keys = False
                 out[key] = self.node(value_node, depth + 1)
             return out
-        if kind is SequenceNode:
+        if type(node) is SequenceNode:
             self.size += len(node.value)
             return [self.node(child, depth + 1) for child in node.value]
         raise _NotPlain
