@@ -223,3 +223,20 @@ def test_fast_path_reads_what_the_bounded_reader_reads(value: object, flow: bool
     assert _outcome(load_all, text) == _outcome(yamlsafe._bounded_load, text)
     json_keys = _outcome(lambda t: load_all(t, json_keys=True), text)
     assert json_keys == _outcome(lambda t: [json_like(d) for d in yamlsafe._bounded_load(t)], text)
+
+
+@pytest.mark.parametrize("text", ["a: 0x_\n", "a: +0b_\n", "a: ._\n", "{0x_: 1}\n"])
+def test_numbers_pyyaml_cannot_read_are_strings_not_tracebacks(text: str) -> None:
+    value = load_all(text, json_keys=True)[0]
+    assert value == yamlsafe._bounded_load(text)[0]
+    assert all(isinstance(v, str) or v == 1 for v in value.values())
+
+
+_YAMLISH = "ab:- \n[]{},'\"#?|>\t.0123e+~%@`=\r\x85\u2028\ufeffyYnNo_x&*!<"
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=_YAMLISH, max_size=30))
+def test_fast_path_refuses_and_reads_exactly_as_the_bounded_reader(text: str) -> None:
+    # libyaml is laxer in places (tabs, "?" in flow, "|#"): those must not take the fast path.
+    assert _outcome(load_all, text) == _outcome(yamlsafe._bounded_load, text)
