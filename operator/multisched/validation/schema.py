@@ -261,24 +261,35 @@ def _shape_key(obj: Any, enum_keys: frozenset[str]) -> object:
         return None
 
 
+#: The shape of a scalar outside enum fields: its JSON type (integers by range, below).
+_SCALAR_SHAPES: dict[type, str] = {str: "s", bool: "b", float: "f", type(None): "n"}
+
+
 def _shape(value: Any, field: str, enum_keys: frozenset[str]) -> object:
+    """("d", key, shape, key, shape, ...) for a mapping, ("l", shape, ...) for a list, a type
+    tag for a scalar, or ("e", type, value) for a scalar of an enum field."""
     kind = type(value)
     if kind is dict:
-        items = []
+        out: list[object] = ["d"]
         for name, child in value.items():
             if type(name) is not str:
                 raise _NoShape
-            items.append((name, _shape(child, name, enum_keys)))
-        return ("d", *items)
+            tag = _SCALAR_SHAPES.get(type(child))
+            if tag is None or name in enum_keys:
+                tag = _shape(child, name, enum_keys)  # type: ignore[assignment]
+            out.append(name)
+            out.append(tag)
+        return tuple(out)
     if kind is list:
-        return ("l", *(_shape(child, field, enum_keys) for child in value))
-    if kind is str:
-        return ("e", value) if field in enum_keys else "s"
-    if kind is bool or value is None or kind is float:
-        return (kind.__name__, value) if field in enum_keys else kind.__name__
+        return ("l", *[_shape(child, field, enum_keys) for child in value])
+    if field in enum_keys:
+        if kind in _SCALAR_SHAPES or kind is int:
+            return ("e", kind.__name__, value)
+        raise _NoShape
+    tag = _SCALAR_SHAPES.get(kind)
+    if tag is not None:
+        return tag
     if kind is int:
-        if field in enum_keys:
-            return ("int", value)
         if _INT32[0] <= value <= _INT32[1]:
             return "i32"
         return "i64" if _INT64[0] <= value <= _INT64[1] else "i"
