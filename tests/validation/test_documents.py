@@ -45,7 +45,8 @@ def _pod(**spec: object) -> dict[str, object]:
 def test_the_schemas_judge_only_by_what_the_shape_key_keeps() -> None:
     # Only apiVersion/kind carry enums in the strict schemas; a new keyword would turn
     # the memo off (None) rather than make it unsound.
-    assert schema_mod._enum_keys() == frozenset({"apiVersion", "kind"})
+    for kind, version in [("Pod", "v1"), ("Node", "v1"), ("PodDisruptionBudget", "policy/v1")]:
+        assert schema_mod._enum_keys_for(kind, version) == frozenset({"apiVersion", "kind"})
 
 
 @pytest.mark.parametrize(
@@ -65,3 +66,12 @@ def test_a_memoized_valid_shape_never_hides_a_problem(
     assert structure_errors(_pod(priority=5, nodeName="n")) == []  # from the memo
     errors = structure_errors(_pod(**{"priority": 5, "nodeName": "n", **spec}))
     assert errors and any(line.startswith(problem) for line in errors), errors
+
+
+def test_a_schema_beyond_the_shape_key_turns_the_memo_off() -> None:
+    keys: set[str] = set()
+    assert schema_mod._fields_with_enums({"properties": {"a": {"enum": ["x"]}}}, keys)
+    assert keys == {"a"}
+    assert not schema_mod._fields_with_enums({"properties": {"a": {"pattern": "^x$"}}}, set())
+    assert not schema_mod._fields_with_enums({"additionalProperties": {"enum": ["x"]}}, set())
+    assert not schema_mod._fields_with_enums({"$ref": "#/$defs/nowhere"}, set())

@@ -154,7 +154,7 @@ def structure_errors(obj: Mapping[str, Any]) -> list[str] | None:
     if validator is None:
         return None
     valid = _VALID_SHAPES.setdefault(id(validator), set())
-    enum_keys = _enum_keys()
+    enum_keys = _enum_keys_for(str(obj.get("kind")), str(obj.get("apiVersion")))
     key = _shape_key(obj, enum_keys) if enum_keys is not None else None
     if key is not None and key in valid:
         return []
@@ -169,7 +169,7 @@ def structure_errors(obj: Mapping[str, Any]) -> list[str] | None:
 # --- shape memo -----------------------------------------------------------------------------
 # The strict schemas judge a value by its JSON type, its field names, the range of an integer
 # (int32/int64 formats) and, for enum fields, the value itself: nothing else (no patterns,
-# lengths or bounds; ``_enum_keys`` checks that on the schemas themselves). So objects with
+# lengths or bounds; ``_enum_keys_for`` checks that on the schemas themselves). So objects with
 # the same shape key (names kept, strings reduced to their type unless an enum field holds
 # them, integers to their range) are valid alike, and a valid shape is checked once. Invalid
 # objects always get the full check, which words every problem.
@@ -178,7 +178,7 @@ def structure_errors(obj: Mapping[str, Any]) -> list[str] | None:
 _JUDGING = frozenset(
     {"type", "properties", "additionalProperties", "items", "required", "enum", "format", "oneOf"}
 )
-_ANNOTATIONS = frozenset({"description", "$ref", "$schema", "$id", "$defs", "default"})
+_ANNOTATIONS = frozenset({"description", "$schema", "$id", "$defs", "default"})
 #: Formats the format checker judges (every other format is an annotation to it).
 _CHECKED_FORMATS = frozenset({"int32", "int64"})
 _MAX_SHAPES = 10_000
@@ -186,64 +186,100 @@ _VALID_SHAPES: dict[int, set[object]] = {}
 
 
 @cache
-def _enum_keys() -> frozenset[str] | None:
-    """Field names under which some schema constrains a value beyond its type (an enum);
-    None when a schema uses a keyword, a format or an enum the shape key would not capture."""
-    defs = kv.schema_contents(f"{_SCHEMA_DIR}/_definitions.json", SCHEMA_VERSION)["$defs"]
+def _definitions() -> dict[str, Any]:
+    defs: dict[str, Any] = kv.schema_contents(f"{_SCHEMA_DIR}/_definitions.json", SCHEMA_VERSION)[
+        "$defs"
+    ]
+    return defs
+
+
+@cache
+def _enum_roots() -> frozenset[str]:
+    """Definitions whose own value (not a field of it) an enum constrains, through items,
+    oneOf or $ref: found by iterating to a fixed point, as definitions refer in cycles."""
+    defs = _definitions()
+    roots: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, schema in defs.items():
+            if name not in roots and _holds_enum(schema, roots):
+                roots.add(name)
+                changed = True
+    return frozenset(roots)
+
+
+def _holds_enum(schema: Any, roots: set[str] | frozenset[str]) -> bool:
+    """Whether an enum constrains the value ``schema`` describes (not its fields)."""
+    if not isinstance(schema, dict):
+        return False
+    if "enum" in schema or _holds_enum(schema.get("items"), roots):
+        return True
+    if any(_holds_enum(option, roots) for option in schema.get("oneOf") or ()):
+        return True
+    ref = schema.get("$ref")
+    return isinstance(ref, str) and ref.rsplit("/", 1)[-1] in roots
+
+
+def _fields_with_enums(schema: Any, keys: set[str]) -> bool:
+    """Adds to ``keys`` the fields of ``schema`` (and of its items, options and map values)
+    whose value an enum constrains; False when ``schema`` is beyond the shape key: another
+    judging keyword or format, a $ref outside the definitions, or an enum on map values."""
+    if isinstance(schema, bool):
+        return True  # additionalProperties: false/true
+    if not isinstance(schema, dict):
+        return False
+    roots = _enum_roots()
+    for keyword, value in schema.items():
+        if keyword.startswith("x-kubernetes-") or keyword in _ANNOTATIONS:
+            continue
+        if keyword == "$ref":
+            if str(value).rsplit("/", 1)[-1] not in _definitions():
+                return False
+            continue  # every definition is walked on its own
+        if keyword not in _JUDGING:
+            return False
+        if keyword == "properties":
+            for name, sub in value.items():
+                if _holds_enum(sub, roots):
+                    keys.add(name)
+                if not _fields_with_enums(sub, keys):
+                    return False
+        elif keyword == "additionalProperties":
+            # A map's values sit under arbitrary keys: an enum there is beyond the key.
+            if _holds_enum(value, roots) or not _fields_with_enums(value, keys):
+                return False
+        elif keyword == "items":
+            if not _fields_with_enums(value, keys):
+                return False
+        elif keyword == "oneOf" and not all(_fields_with_enums(o, keys) for o in value):
+            return False
+    return True
+
+
+@cache
+def _definition_enum_keys() -> frozenset[str] | None:
+    if set(_FORMATS.checkers) - _CHECKED_FORMATS:
+        return None  # a format judged by value, beyond the integer ranges
     keys: set[str] = set()
+    if not all(_fields_with_enums(schema, keys) for schema in _definitions().values()):
+        return None
+    return frozenset(keys)
 
-    def holds_enum(schema: Any, seen: frozenset[str]) -> bool | None:
-        """Whether ``schema`` itself (through $ref, items, oneOf) constrains a value; None
-        when it is beyond the shape key. Walks its properties on the way."""
-        if not isinstance(schema, dict):
-            return None
-        found = "enum" in schema
-        for keyword, value in schema.items():
-            if keyword.startswith("x-kubernetes-") or (
-                keyword in _ANNOTATIONS and keyword != "$ref"
-            ):
-                continue
-            if keyword not in _JUDGING and keyword != "$ref":
-                return None
-            if keyword == "format" and value not in _CHECKED_FORMATS:
-                continue  # an annotation to our format checker
-            if keyword == "properties":
-                for name, sub in value.items():
-                    inner = holds_enum(sub, seen)
-                    if inner is None:
-                        return None
-                    if inner:
-                        keys.add(name)
-            elif keyword == "additionalProperties" and isinstance(value, dict):
-                # A map's values sit under arbitrary keys: an enum there is beyond the key.
-                if holds_enum(value, seen) is not False:
-                    return None
-            elif keyword == "items":
-                inner = holds_enum(value, seen)
-                if inner is None:
-                    return None
-                found = found or inner
-            elif keyword == "oneOf":
-                for option in value:
-                    inner = holds_enum(option, seen)
-                    if inner is None:
-                        return None
-                    found = found or inner
-            elif keyword == "$ref":
-                name = str(value).rsplit("/", 1)[-1]
-                if name not in defs:
-                    return None
-                if name in seen:
-                    continue  # recursion: its enums are found where it is first walked
-                inner = holds_enum(defs[name], seen | {name})
-                if inner is None:
-                    return None
-                found = found or inner
-        return found
 
-    for name, schema in defs.items():
-        if holds_enum(schema, frozenset({name})) is None:
-            return None
+@cache
+def _enum_keys_for(kind: str, api_version: str) -> frozenset[str] | None:
+    """Field names whose values the schemas of ``kind`` constrain beyond their type (an
+    enum); None when they use anything the shape key would not capture (no memo then)."""
+    validator = _validator(kind, api_version)
+    shared = _definition_enum_keys()
+    if validator is None or shared is None:
+        return None
+    keys = set(shared)
+    if _holds_enum(validator.schema, _enum_roots()):
+        return None
+    if not _fields_with_enums(validator.schema, keys):
+        return None
     return frozenset(keys)
 
 
