@@ -217,9 +217,10 @@ _RUN = re.compile(_LINE_START + r"[ \t?:-]*", re.MULTILINE)
 _DOC_MARKER = re.compile(r"^(?:---|\.\.\.)(?=[ \t\r\n\x85\u2028\u2029]|$)", re.MULTILINE)
 #: libyaml's composer recurses in C: the scan must prove the nesting is far below the stack.
 _C_DEPTH_LIMIT = 1_000
-#: A cheap sufficient test for ``nesting_bound(text) <= _C_DEPTH_LIMIT``: no run of
-#: run characters this long anywhere (so none leads a line), and no more flow openers in the
-#: whole text than the rest of the limit.
+#: A cheap sufficient test for ``nesting_bound(text) <= _C_DEPTH_LIMIT``: no run of 400
+#: spaces and indicators anywhere (so none leads a line: at most 2 * 400 block levels), and
+#: no more flow openers in the whole text than the rest of the limit (a document has no
+#: more than the whole text).
 _LONG_RUN = re.compile(r"[ \t?:-]{400}")
 _FLOW_ALLOWANCE = _C_DEPTH_LIMIT - 2 * 401 - 1
 
