@@ -240,3 +240,13 @@ _YAMLISH = "ab:- \n[]{},'\"#?|>\t.0123e+~%@`=\r\x85\u2028\ufeffyYnNo_x&*!<"
 def test_fast_path_refuses_and_reads_exactly_as_the_bounded_reader(text: str) -> None:
     # libyaml is laxer in places (tabs, "?" in flow, "|#"): those must not take the fast path.
     assert _outcome(load_all, text) == _outcome(yamlsafe._bounded_load, text)
+
+
+def test_a_plain_scalar_resolves_alike_however_often_it_repeats() -> None:
+    text = "a: yes\nb: 'yes'\nc: yes\nd: [1, '1', 1, 1.0, null, 'null', ~]\n"
+    fast = yamlsafe._fast_load(text)
+    assert fast is not None
+    assert fast[0] == yamlsafe._bounded_load(text)
+    assert fast[0] == [
+        {"a": True, "b": "yes", "c": True, "d": [1, "1", 1, 1.0, None, "null", None]}
+    ]

@@ -199,6 +199,26 @@ if _CParser is not None:
             _CParser.__init__(self, stream)
             yaml.constructor.SafeConstructor.__init__(self)
             yaml.resolver.Resolver.__init__(self)
+            self._plain_tags: dict[str, str] = {}
+
+        def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+            # With no path resolvers a plain scalar's tag depends on its text alone, and
+            # files repeat their keys and values: match the resolvers' regexes once per text.
+            if kind is ScalarNode and implicit[0] and not self.yaml_path_resolvers:
+                tag = self._plain_tags.get(value)
+                if tag is None:
+                    tag = super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
+                    self._plain_tags[value] = tag
+                return tag
+            return super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
+
+        def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+            if self.yaml_path_resolvers:  # path resolvers only, and none are added
+                super().descend_resolver(current_node, current_index)
+
+        def ascend_resolver(self) -> None:
+            if self.yaml_path_resolvers:
+                super().ascend_resolver()
 
 
 #: Anchors (&), aliases (*), tags (!, which make sets and tuples) and merge keys (<<, which
