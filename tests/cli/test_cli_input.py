@@ -316,3 +316,16 @@ def test_libyaml_and_the_bounded_reader_give_the_same_result(
         first = run(capsys, "simulate", str(fast), "-o", "json", "--seed", "1")
         second = run(capsys, "simulate", str(slow), "-o", "json", "--seed", "1")
         assert first == (second[0], second[1], second[2].replace("slow.yaml", "fast.yaml"))
+
+
+def test_a_profile_whose_metadata_is_not_a_mapping_is_no_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Found by the property test at 1,000 examples: the configurations were combined by
+    # name before the config room could word the problem.
+    path = write(tmp_path, PROFILE.replace("metadata: {name: z}", "metadata: true"), NODE)
+    code, _, err = run(capsys, "simulate", str(path))
+    assert code in (0, 2)
+    assert all(
+        line.startswith(("error: cluster.yaml", "warning:", "note:")) for line in err.splitlines()
+    )
