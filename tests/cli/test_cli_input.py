@@ -296,3 +296,36 @@ data:
     code, out, err = run(capsys, "simulate", str(cluster), "--profile", str(profile), "-o", "json")
     assert (code, err) == (0, "")
     assert json.loads(out)["pods"][0]["node"] == "n1"
+
+
+@pytest.mark.parametrize("example", sorted((ROOT / "examples" / "cluster").glob("*.yaml")))
+def test_libyaml_and_the_bounded_reader_give_the_same_result(
+    example: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A trailing "# &" comment sends a file through the bounded reader: the command's
+    output, problems and exit code are the same either way."""
+    from multisched.validation import yamlsafe
+
+    text = example.read_text()
+    bad = text + "---\n" + NODE.replace("n1", "N_1").replace('"2"', "two") + "bogus: 1\n"
+    for variant in (text, bad):
+        fast, slow = tmp_path / "fast.yaml", tmp_path / "slow.yaml"
+        fast.write_text(variant)
+        slow.write_text(variant + "# &\n")
+        assert yamlsafe._fast_load(variant) is not None or "&" in variant or "?" in variant
+        first = run(capsys, "simulate", str(fast), "-o", "json", "--seed", "1")
+        second = run(capsys, "simulate", str(slow), "-o", "json", "--seed", "1")
+        assert first == (second[0], second[1], second[2].replace("slow.yaml", "fast.yaml"))
+
+
+def test_a_profile_whose_metadata_is_not_a_mapping_is_no_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Found by the property test at 1,000 examples: the configurations were combined by
+    # name before the config room could word the problem.
+    path = write(tmp_path, PROFILE.replace("metadata: {name: z}", "metadata: true"), NODE)
+    code, _, err = run(capsys, "simulate", str(path))
+    assert code in (0, 2)
+    assert all(
+        line.startswith(("error: cluster.yaml", "warning:", "note:")) for line in err.splitlines()
+    )

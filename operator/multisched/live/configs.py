@@ -23,7 +23,10 @@ LoadOne = Callable[[Sequence[Located], Registry], ResolvedConfig]
 
 
 def _name(obj: Mapping[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("name") or "")
+    # Configurations come unchecked from files (the config room words their problems):
+    # ``metadata: true`` must not stop us before it does.
+    meta = obj.get("metadata")
+    return str((meta.get("name") if isinstance(meta, Mapping) else None) or "")
 
 
 def _is_named_profile(obj: Mapping[str, Any]) -> bool:

@@ -12,6 +12,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from .core import RULES
 from .schema import has_schema, structure_errors, type_error
 from .yamlsafe import YAMLInputError, decode, json_documents, load_all
@@ -33,17 +35,15 @@ class InputErrors(ValueError):
 class Document:
     """One object of a file: where it is (``label``) and the object itself."""
 
-    __slots__ = ("index", "obj", "where")
+    __slots__ = ("index", "kind", "obj", "where")
 
     def __init__(self, where: str, index: str, obj: Any) -> None:
         self.where = where
         self.index = index
         self.obj = obj
-
-    @property
-    def kind(self) -> str:
-        kind = self.obj.get("kind") if isinstance(self.obj, Mapping) else None
-        return kind if isinstance(kind, str) else ""
+        kind = obj.get("kind") if isinstance(obj, Mapping) else None
+        #: The object's kind ("" when it names none); read on every step, so kept.
+        self.kind = kind if isinstance(kind, str) else ""
 
     @property
     def label(self) -> str:
@@ -78,7 +78,7 @@ def read_documents(path: str | Path, shown: str | None = None) -> list[Document]
         text = decode(data)
         docs = json_documents(text)
         if docs is None:
-            docs = [json_like(d) for d in load_all(text)]
+            docs = load_all(text, json_keys=True)
     except YAMLInputError as exc:
         raise InputErrors([f"{where}: {exc}"]) from None
     return [Document(where, f"document {i}", d) for i, d in enumerate(docs, 1) if d is not None]
@@ -101,30 +101,30 @@ def expand_lists(docs: Iterable[Document]) -> Iterator[Document]:
                 yield Document(doc.where, f"{doc.index} items[{i}]", item)
 
 
-def json_like(obj: Any) -> Any:
-    """Keys as JSON has them (strings), as sigs.k8s.io/yaml converts YAML before decoding."""
-    if isinstance(obj, Mapping):
-        return {_key(k): json_like(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [json_like(v) for v in obj]
-    return obj
-
-
-def _key(key: object) -> str:
-    if isinstance(key, bool):
-        return "true" if key else "false"
-    if key is None:
-        return "null"
-    return str(key)
-
-
 def without_nulls(obj: Any) -> Any:
-    """``null`` is Go's zero value: drop it so the engine sees absent fields."""
-    if isinstance(obj, Mapping):
-        return {k: without_nulls(v) for k, v in obj.items() if v is not None}
-    if isinstance(obj, list):
-        return [without_nulls(v) for v in obj if v is not None]
+    """``null`` is Go's zero value: drop it so the engine sees absent fields.
+
+    Most objects hold none: orjson's C encoder tells at a glance (``null`` is how it writes
+    None; a string holding "null" only costs the walk), and such an object is kept as is."""
+    if type(obj) is dict:
+        try:
+            if b"null" not in orjson.dumps(obj):
+                return obj
+        except TypeError:  # orjson.JSONEncodeError too: keys or values beyond JSON
+            pass
+    return _without_nulls(obj)
+
+
+def _without_nulls(obj: Any) -> Any:
+    kind = type(obj)
+    if kind is dict or (kind not in _SCALARS and isinstance(obj, Mapping)):
+        return {k: _without_nulls(v) for k, v in obj.items() if v is not None}
+    if kind is list:
+        return [_without_nulls(v) for v in obj if v is not None]
     return obj
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def object_problems(doc: Document) -> list[str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from functools import cache
 from typing import Any
 
 _QUALIFIED_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
@@ -81,9 +82,7 @@ def is_dns1123_label(value: str) -> list[str]:
 def is_qualified_name(value: str) -> list[str]:
     """``validation.IsQualifiedName``: an optional DNS subdomain prefix, '/', and a name."""
     errs: list[str] = []
-    name_error = _regex_error(
-        _QUALIFIED_NAME_MSG, _QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc"
-    )
+    name_error = _qualified_name_error()
     parts = value.split("/")
     if len(parts) == 1:
         name = parts[0]
@@ -105,6 +104,11 @@ def is_qualified_name(value: str) -> list[str]:
     if not _QUALIFIED_NAME_RE.match(name):
         errs.append(f"name part {name_error}")
     return errs
+
+
+@cache
+def _qualified_name_error() -> str:
+    return _regex_error(_QUALIFIED_NAME_MSG, _QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")
 
 
 def is_valid_label_value(value: str) -> list[str]:

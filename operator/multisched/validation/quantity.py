@@ -10,6 +10,7 @@ arithmetic, so ``1e999999999`` costs no more than ``1``.
 from __future__ import annotations
 
 from decimal import Decimal, localcontext
+from functools import lru_cache
 
 #: Upstream's wording, regex included.
 ERR_FORMAT_WRONG = (
@@ -84,6 +85,17 @@ def parse_quantity(value: object, *, bounded: bool = True) -> Decimal:
 
     ``bounded``: refuse magnitudes over 2^63-1; otherwise cap them there.
     """
+    if type(value) is str:
+        return _parse_text(value, bounded)  # objects repeat a handful ("100m", "1Gi")
+    return _parse(value, bounded)
+
+
+@lru_cache(maxsize=4096)
+def _parse_text(value: str, bounded: bool) -> Decimal:
+    return _parse(value, bounded)  # an error is raised afresh each time, not cached
+
+
+def _parse(value: object, bounded: bool) -> Decimal:
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         raise QuantityError(ERR_FORMAT_WRONG)
     text = value if isinstance(value, str) else repr(value)
