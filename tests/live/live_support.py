@@ -19,7 +19,6 @@ from kmock import KubernetesEmulator
 
 from multisched.cli import main
 
-PROFILES = "multisched.dev/v1alpha1/schedulerprofiles"
 _uids = itertools.count(1)
 
 BASES = {
@@ -83,23 +82,3 @@ def _stdin(text: str) -> Iterator[None]:
         yield
     finally:
         sys.stdin = saved
-
-
-def write_kubeconfig(path: Path, url: str) -> Path:
-    path.write_text(
-        f"""
-apiVersion: v1
-kind: Config
-current-context: kmock
-clusters:
-  - name: kmock
-    cluster: {{server: "{url}"}}
-users:
-  - name: kmock
-    user: {{token: test-token}}
-contexts:
-  - name: kmock
-    context: {{cluster: kmock, user: kmock}}
-"""
-    )
-    return path

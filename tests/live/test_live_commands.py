@@ -10,7 +10,8 @@ from typing import Any
 import yaml
 from kmock._internal.rendering import Response
 
-from live_support import LiveCluster, run_cli, write_kubeconfig
+from kmock_support import write_kubeconfig
+from live_support import LiveCluster, run_cli
 from multisched.validation.yamlsafe import json_documents
 
 SCHED = "my-scheduler"

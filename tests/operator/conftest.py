@@ -14,22 +14,19 @@ import contextlib
 import copy
 import functools
 import itertools
-import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import kopf
 import pytest
-from kmock import KubernetesEmulator, Request, ResourceInfo
-from kmock._internal import parsing as kmock_parsing
+from kmock import KubernetesEmulator, Request
 from kmock._internal.rendering import Response
 
 import multisched.operator  # noqa: F401 - registers the handlers
+from kmock_support import PROFILES, declare_kinds, namespaces_listable, write_kubeconfig
 from multisched.operator.options import Options
 from multisched.operator.runtime import Runtime
-
-PROFILES = "multisched.dev/v1alpha1/schedulerprofiles"
 
 _uids = itertools.count(1)
 
@@ -203,31 +200,12 @@ class LeaseServer:
 
 @pytest.fixture(autouse=True)
 def _namespaces_listable(monkeypatch: pytest.MonkeyPatch) -> None:
-    """kmock 0.8 reads ``/api/v1/namespaces`` as "namespace <missing>" and answers 500;
-    parse it as the cluster-scoped ``namespaces`` resource it is."""
-    original = kmock_parsing.parse_path
-
-    def parse_path(path: str) -> kmock_parsing.ParsedPath:
-        parts = path.strip("/").split("/")
-        if parts == ["api", "v1", "namespaces"]:
-            return kmock_parsing.ParsedPath("", "v1", "namespaces")
-        return original(path)
-
-    monkeypatch.setattr(kmock_parsing, "parse_path", parse_path)
+    namespaces_listable(monkeypatch)
 
 
 @pytest.fixture
 async def cluster(kmock: KubernetesEmulator) -> Cluster:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)  # kmock's importlib use
-        kmock.resources.load_bundled()
-    kmock.resources[PROFILES] = ResourceInfo(
-        kind="SchedulerProfile",
-        singular="schedulerprofile",
-        namespaced=False,
-        verbs={"get", "list", "watch", "patch", "update", "create", "delete"},
-        subresources={"status"},
-    )
+    declare_kinds(kmock)
     c = Cluster(kmock)
     kmock[lambda r: r.method == "POST" and r.subresource == "binding"] << c._bind
     kmock[LeaseServer.matches] << c.lease_server
@@ -236,24 +214,7 @@ async def cluster(kmock: KubernetesEmulator) -> Cluster:
 
 
 def kubeconfig(tmp_path: Path, url: str) -> Path:
-    path = tmp_path / "kubeconfig"
-    path.write_text(
-        f"""
-apiVersion: v1
-kind: Config
-current-context: kmock
-clusters:
-  - name: kmock
-    cluster: {{server: "{url}"}}
-users:
-  - name: kmock
-    user: {{token: test-token}}
-contexts:
-  - name: kmock
-    context: {{cluster: kmock, user: kmock}}
-"""
-    )
-    return path
+    return write_kubeconfig(tmp_path / "kubeconfig", url)
 
 
 OperatorFactory = Callable[..., "contextlib.AbstractAsyncContextManager[Runtime]"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from multisched.cache import NodeError, PodError, PodInfo
+from multisched.cache import PodError, PodInfo
 from multisched.config import ResolvedConfig
 from multisched.framework import Registry
 from multisched.scheduler import Outcome, Scheduler
@@ -73,15 +73,7 @@ async def explain(
     scheduler = Scheduler(config, registry, client=client, rng=random.Random(seed))
     scheduler.explain = True
     cache = scheduler.cache
-    for ns, labels in cluster.namespaces.items():
-        cache.set_namespace(ns, labels)
-    for key, pdb in cluster.pdbs.items():
-        cache.set_pdb(key, pdb)
-    for raw in cluster.nodes:
-        try:
-            cache.add_node(raw)
-        except NodeError as exc:
-            raise InputError([str(exc)]) from exc
+    cluster.load_into(cache)
     nominator = scheduler.queue.nominator
     for label, raw in cluster.pods:
         if raw is target_raw:

@@ -203,6 +203,18 @@ class ClusterInput:
             return self.priority_classes[class_name]
         return self.default_priority
 
+    def load_into(self, cache: Cache) -> None:
+        """Namespaces, PDBs and nodes into ``cache``; a node it cannot read is bad input."""
+        for ns, labels in self.namespaces.items():
+            cache.set_namespace(ns, labels)
+        for key, pdb in self.pdbs.items():
+            cache.set_pdb(key, pdb)
+        for raw in self.nodes:
+            try:
+                cache.add_node(raw)
+            except NodeError as exc:
+                raise InputError([str(exc)]) from exc
+
     def admit(self, label: str, raw: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
         """The pod as the API server's Priority admission stores it: ``priority`` and
         ``preemptionPolicy`` copied from its PriorityClass (or the global default) when unset."""
@@ -232,15 +244,7 @@ async def simulate(
     )
     ref.append(scheduler)
     scheduler.explain = explain
-    for ns, labels in cluster.namespaces.items():
-        cache.set_namespace(ns, labels)
-    for key, pdb in cluster.pdbs.items():
-        cache.set_pdb(key, pdb)
-    for raw in cluster.nodes:
-        try:
-            cache.add_node(raw)
-        except NodeError as exc:
-            raise InputError([str(exc)]) from exc
+    cluster.load_into(cache)
     pending: list[PodInfo] = []
     every: list[PodInfo] = []
     for label, raw in cluster.pods:
