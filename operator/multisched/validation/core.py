@@ -118,10 +118,8 @@ def validate_meta(
     validate_labels(errs, meta.get("labels"), "metadata.labels")
 
 
-def _selector_requirement(errs: Errors, req: Obj, path: str) -> None:
-    """``ValidateLabelSelectorRequirement`` (values checked as label values)."""
-    op = _str(req.get("operator"))
-    values = _items(req.get("values"))
+def _set_operator(errs: Errors, op: str, values: list[Any], path: str) -> bool:
+    """The set operators both kinds of selector share; False for any other operator."""
     if op in ("In", "NotIn"):
         if not values:
             errs.append(
@@ -136,6 +134,15 @@ def _selector_requirement(errs: Errors, req: Obj, path: str) -> None:
                 )
             )
     else:
+        return False
+    return True
+
+
+def _selector_requirement(errs: Errors, req: Obj, path: str) -> None:
+    """``ValidateLabelSelectorRequirement`` (values checked as label values)."""
+    op = _str(req.get("operator"))
+    values = _items(req.get("values"))
+    if not _set_operator(errs, op, values, path):
         errs.append(invalid(f"{path}.operator", op, "not a valid selector operator"))
     errs.label_name(f"{path}.key", _str(req.get("key")))
     for i, value in enumerate(values):
@@ -154,20 +161,7 @@ def _node_selector_requirement(errs: Errors, req: Obj, path: str) -> None:
     """``ValidateNodeSelectorRequirement``."""
     op = _str(req.get("operator"))
     values = _items(req.get("values"))
-    if op in ("In", "NotIn"):
-        if not values:
-            errs.append(
-                required(f"{path}.values", "must be specified when `operator` is 'In' or 'NotIn'")
-            )
-    elif op in ("Exists", "DoesNotExist"):
-        if values:
-            errs.append(
-                forbidden(
-                    f"{path}.values",
-                    "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
-                )
-            )
-    elif op in ("Gt", "Lt"):
+    if op in ("Gt", "Lt"):
         if len(values) != 1:
             errs.append(
                 required(
@@ -175,7 +169,7 @@ def _node_selector_requirement(errs: Errors, req: Obj, path: str) -> None:
                     "must be specified single value when `operator` is 'Lt' or 'Gt'",
                 )
             )
-    else:
+    elif not _set_operator(errs, op, values, path):
         errs.append(invalid(f"{path}.operator", op, "not a valid selector operator"))
     errs.label_name(f"{path}.key", _str(req.get("key")))
 
