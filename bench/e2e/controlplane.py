@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 
-from apiserver import TOKEN, _wait_ready, free_port  # noqa: E402
+from apiserver import TOKEN, _wait_ready, apiserver_args, free_port  # noqa: E402
 
 __all__ = ["TOKEN", "ControlPlane", "control_plane", "free_port", "missing_binaries"]
 
@@ -67,18 +67,7 @@ def _etcd_args(data: Path, client: int, peer: int) -> list[str]:
 
 def _apiserver_args(d: Path, etcd: int, port: int) -> list[str]:
     return [
-        "kube-apiserver",
-        f"--etcd-servers=http://127.0.0.1:{etcd}",
-        f"--secure-port={port}",
-        "--bind-address=127.0.0.1",
-        "--advertise-address=127.0.0.1",
-        f"--cert-dir={d / 'certs'}",
-        "--service-account-issuer=https://kubernetes.default.svc",
-        f"--service-account-key-file={d / 'sa.pub'}",
-        f"--service-account-signing-key-file={d / 'sa.key'}",
-        "--authorization-mode=RBAC",
-        f"--token-auth-file={d / 'tokens.csv'}",
-        "--service-cluster-ip-range=10.0.0.0/24",
+        *apiserver_args(d, etcd, port),
         # No node controller runs: a taint added at creation would never be lifted.
         "--disable-admission-plugins=TaintNodesByCondition",
         "--delete-collection-workers=8",

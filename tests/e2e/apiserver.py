@@ -57,6 +57,25 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def apiserver_args(d: Path, etcd_port: int, port: int) -> list[str]:
+    """kube-apiserver on loopback over the etcd at ``etcd_port``: token auth, RBAC, and the
+    service-account keys and certificates kept in ``d`` (so a restart keeps them)."""
+    return [
+        "kube-apiserver",
+        f"--etcd-servers=http://127.0.0.1:{etcd_port}",
+        f"--secure-port={port}",
+        "--bind-address=127.0.0.1",
+        "--advertise-address=127.0.0.1",
+        f"--cert-dir={d / 'certs'}",
+        "--service-account-issuer=https://kubernetes.default.svc",
+        f"--service-account-key-file={d / 'sa.pub'}",
+        f"--service-account-signing-key-file={d / 'sa.key'}",
+        "--authorization-mode=RBAC",
+        f"--token-auth-file={d / 'tokens.csv'}",
+        "--service-cluster-ip-range=10.0.0.0/24",
+    ]
+
+
 def _missing() -> list[str]:
     return [b for b in ("etcd", "kube-apiserver", "openssl") if shutil.which(b) is None]
 
@@ -254,18 +273,7 @@ class ControlPlane:
         self._logs.append(log)
         return subprocess.Popen(
             [
-                "kube-apiserver",
-                f"--etcd-servers=http://127.0.0.1:{self.etcd_port}",
-                f"--secure-port={port}",
-                "--bind-address=127.0.0.1",
-                "--advertise-address=127.0.0.1",
-                f"--cert-dir={d / 'certs'}",
-                "--service-account-issuer=https://kubernetes.default.svc",
-                f"--service-account-key-file={d / 'sa.pub'}",
-                f"--service-account-signing-key-file={d / 'sa.key'}",
-                "--authorization-mode=RBAC",
-                f"--token-auth-file={d / 'tokens.csv'}",
-                "--service-cluster-ip-range=10.0.0.0/24",
+                *apiserver_args(d, self.etcd_port, port),
                 f"--audit-policy-file={d / 'audit-policy.yaml'}",
                 f"--audit-log-path={d / 'audit.log'}",
                 "--audit-log-mode=blocking",

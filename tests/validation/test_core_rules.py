@@ -554,3 +554,11 @@ def test_every_problem_is_listed() -> None:
     found = problems(bad)
     assert len(found) == 4, found
     assert found[0].startswith('spec.containers[0].ports[0].containerPort: Invalid value: "string"')
+
+
+def test_names_and_label_values_are_whole_matches_as_in_go() -> None:
+    """Python's ``$`` also matches before a final newline; Go's regexp does not."""
+    from multisched.validation.names import is_dns1123_label, is_dns1123_subdomain
+
+    assert is_dns1123_label("web") == [] and is_dns1123_subdomain("a.b") == []
+    assert is_dns1123_label("web\n") and is_dns1123_subdomain("a.b\n")

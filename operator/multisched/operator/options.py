@@ -8,11 +8,11 @@ process, as upstream keeps it at the top of the component config, never of a pro
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from multisched.config import parse_duration
+from multisched.validation.names import is_dns1123_label, is_dns1123_subdomain
 
 DEFAULT_PORT = 8080
 #: Component name of events that belong to no profile (SchedulerProfile warnings).
@@ -21,9 +21,6 @@ COMPONENT = "multisched"
 JITTER_FACTOR = 1.2
 #: ``Lease.spec.leaseDurationSeconds`` is an int32 and must be positive.
 MAX_LEASE_SECONDS = 2**31 - 1
-
-_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
-_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,12 +141,12 @@ class Options:
                 f"--leader-elect-renew-deadline {_seconds(renew)} (the deadline must exceed "
                 f"{JITTER_FACTOR} x the retry period)"
             )
-        if len(self.lease_namespace) > 63 or not _DNS_LABEL.fullmatch(self.lease_namespace):
+        if is_dns1123_label(self.lease_namespace):
             raise ValueError(
                 f"--lease-namespace: {self.lease_namespace!r} is not a valid namespace name "
                 "(lower-case letters, digits and '-', at most 63 characters)"
             )
-        if len(self.lease_name) > 253 or not _DNS_SUBDOMAIN.fullmatch(self.lease_name):
+        if is_dns1123_subdomain(self.lease_name):
             raise ValueError(
                 f"--lease-name: {self.lease_name!r} is not a valid Lease name "
                 "(a DNS subdomain: lower-case letters, digits, '-' and '.', at most 253 "

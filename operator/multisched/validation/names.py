@@ -57,7 +57,7 @@ def is_dns1123_subdomain(value: str) -> list[str]:
     errs = []
     if len(value) > _DNS1123_SUBDOMAIN_MAX:
         errs.append(_max_len_error(_DNS1123_SUBDOMAIN_MAX))
-    if not _DNS1123_SUBDOMAIN_RE.match(value):
+    if not _DNS1123_SUBDOMAIN_RE.fullmatch(value):
         errs.append(_regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
     return errs
 
@@ -74,7 +74,7 @@ def is_dns1123_label(value: str) -> list[str]:
     errs = []
     if len(value) > _DNS1123_LABEL_MAX:
         errs.append(_max_len_error(_DNS1123_LABEL_MAX))
-    if not _DNS1123_LABEL_RE.match(value):
+    if not _DNS1123_LABEL_RE.fullmatch(value):
         errs.append(_regex_error(_DNS1123_LABEL_MSG, _DNS1123_LABEL_FMT, "my-name", "123-abc"))
     return errs
 
@@ -101,7 +101,7 @@ def is_qualified_name(value: str) -> list[str]:
         errs.append("name part must be non-empty")
     elif len(name) > _QUALIFIED_NAME_MAX:
         errs.append(f"name part {_max_len_error(_QUALIFIED_NAME_MAX)}")
-    if not _QUALIFIED_NAME_RE.match(name):
+    if not _QUALIFIED_NAME_RE.fullmatch(name):
         errs.append(f"name part {name_error}")
     return errs
 
@@ -115,7 +115,7 @@ def is_valid_label_value(value: str) -> list[str]:
     errs = []
     if len(value) > _LABEL_VALUE_MAX:
         errs.append(_max_len_error(_LABEL_VALUE_MAX))
-    if not _LABEL_VALUE_RE.match(value):
+    if not _LABEL_VALUE_RE.fullmatch(value):
         errs.append(
             _regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345")
         )
