@@ -7,16 +7,16 @@ permission), never a traceback.
 from __future__ import annotations
 
 import asyncio
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
 import yaml
 from kubernetes_asyncio import client as k8s
-from kubernetes_asyncio import config as k8s_config
 
 from multisched.informer import ApiStatusError, Resource, list_objects
+from multisched.informer import kubeconfig as kubeconfig_loader
+from multisched.informer.kubeconfig import kubeconfig_path
 
 NODES = Resource("", "v1", "nodes")
 PODS = Resource("", "v1", "pods")
@@ -49,12 +49,6 @@ class LiveCluster:
     profiles: list[dict[str, Any]] = field(default_factory=list)
 
 
-def kubeconfig_path(kubeconfig: str | None = None) -> str:
-    """``--kubeconfig``, else the first file of $KUBECONFIG, else ~/.kube/config."""
-    path = kubeconfig or os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or None
-    return os.path.expanduser(path or "~/.kube/config")
-
-
 def context_namespace(kubeconfig: str | None = None) -> str:
     """The current context's namespace, as kubectl defaults ``-n`` ("" when unset)."""
     try:
@@ -70,28 +64,10 @@ def context_namespace(kubeconfig: str | None = None) -> str:
 
 
 async def load_configuration(kubeconfig: str | None = None) -> k8s.Configuration:
-    """In-cluster service account, else the kubeconfig (``kubeconfig``, $KUBECONFIG, ~/.kube),
-    as ``multisched run`` loads it (``operator.client``; not imported: that loads kopf)."""
-    cfg = k8s.Configuration()
-    if kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
-        try:
-            k8s_config.load_incluster_config(  # type: ignore[no-untyped-call]
-                client_configuration=cfg, try_refresh_token=True
-            )
-        except Exception as exc:
-            raise LiveError(f"cannot load the in-cluster configuration: {exc}") from None
-        return cfg
-    path = kubeconfig_path(kubeconfig)
-    if not os.path.exists(path):
-        # kubernetes_asyncio reads a missing file as an empty config ("expected key
-        # current-context"); say what is actually missing.
-        raise LiveError(f"no kubeconfig: {path} not found (set KUBECONFIG or pass --kubeconfig)")
     try:
-        await k8s_config.load_kube_config(config_file=path, client_configuration=cfg)
-    except Exception as exc:  # ConfigException and friends
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise LiveError(f"cannot load the kubeconfig {path}: {first}") from None
-    return cfg
+        return await kubeconfig_loader.load_configuration(kubeconfig)
+    except kubeconfig_loader.KubeconfigError as exc:
+        raise LiveError(str(exc)) from None
 
 
 async def connect(kubeconfig: str | None = None) -> k8s.ApiClient:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextvars
 import json
 import logging
-import os
 import re
 import socket
 import time
@@ -28,7 +27,6 @@ from typing import Any
 
 import aiohttp
 from kubernetes_asyncio import client as k8s
-from kubernetes_asyncio import config as k8s_config
 
 from multisched.cache import PodInfo
 from multisched.framework import ApiUnavailable, BindingConflict
@@ -112,23 +110,6 @@ def now_time() -> str:
 def now_micro_time() -> str:
     """A ``metav1.MicroTime``: always six fractional digits, as the API server parses it."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-async def load_configuration(kubeconfig: str | None = None) -> k8s.Configuration:
-    """In-cluster service account, else the kubeconfig (``kubeconfig``, $KUBECONFIG, ~/.kube).
-
-    $KUBECONFIG is read now, not when kubernetes_asyncio was imported.
-    """
-    cfg = k8s.Configuration()
-    if kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
-        k8s_config.load_incluster_config(  # type: ignore[no-untyped-call]
-            client_configuration=cfg, try_refresh_token=True
-        )
-        return cfg
-    path = kubeconfig or os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or None
-    path = os.path.expanduser(path or "~/.kube/config")
-    await k8s_config.load_kube_config(config_file=path, client_configuration=cfg)
-    return cfg
 
 
 class Api:

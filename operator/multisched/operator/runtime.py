@@ -23,9 +23,10 @@ from kubernetes_asyncio import client as k8s
 
 from multisched.config.resolved import ResolvedConfig
 from multisched.framework import Registry
+from multisched.informer.kubeconfig import load_configuration
 from multisched.scheduler import Scheduler, default_registry
 
-from .client import Api, KubeClient, load_configuration
+from .client import Api, KubeClient
 from .cluster_input import ClusterInput
 from .health import HealthServer
 from .intake import Intake
