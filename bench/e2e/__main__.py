@@ -27,7 +27,8 @@ peak RSS: VmHWM of the scheduler's process when its measurement ends (2 s after 
   binding of a start-up, after the last of a backlog); CPU: utime+stime from /proc/<pid>/stat.
 CPU per pod: the scheduler's CPU between the first and the last binding of the backlog over
   the pods bound in between (pods/s over the same span); in the stream, from the first create
-  to the last binding over the pods bound.
+  to the last binding over the pods bound. API server + etcd CPU per pod: theirs over the same
+  span; both schedulers share the machine's cores with them.
 creation-to-bound: from ADDED to the first event with spec.nodeName, both read by the harness
   on one watch of the pods (server timestamps have only second precision)."""
 

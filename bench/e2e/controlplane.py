@@ -34,6 +34,9 @@ class ControlPlane:
     token: str
     kubeconfig: Path
     workdir: Path
+    #: etcd and kube-apiserver: their CPU is the cost a scheduler's traffic puts on the
+    #: API server, on the same cores.
+    pids: tuple[int, ...] = ()
 
 
 def missing_binaries() -> list[str]:
@@ -133,7 +136,13 @@ def control_plane(keep: Path | None = None) -> Iterator[ControlPlane]:
                 raise RuntimeError(f"{exc}\n--- kube-apiserver log tail ---\n{tail}") from exc
             kubeconfig = d / "kubeconfig"
             kubeconfig.write_text(_kubeconfig(url))
-            yield ControlPlane(url=url, token=TOKEN, kubeconfig=kubeconfig, workdir=d)
+            yield ControlPlane(
+                url=url,
+                token=TOKEN,
+                kubeconfig=kubeconfig,
+                workdir=d,
+                pids=tuple(p.pid for p in procs),
+            )
         finally:
             _stop(procs)
             shutil.rmtree(data, ignore_errors=True)

@@ -92,19 +92,22 @@ class Running:
     log_path: Path
     proc: subprocess.Popen[bytes]
     started: float
+    #: The control plane's processes, sampled beside the scheduler.
+    control_plane: tuple[int, ...] = ()
     #: (instant, CPU seconds) every SAMPLE_SECONDS while the process lives.
     samples: list[tuple[float, float]] = field(default_factory=list)
+    #: (instant, CPU seconds of the control plane), sampled at the same instants.
+    control_plane_samples: list[tuple[float, float]] = field(default_factory=list)
     #: The last VmHWM read: what remains known once the process is gone.
     last_rss_mb: float | None = None
 
     def cpu_at(self, instant: float) -> float | None:
         """CPU seconds used by ``instant`` (linear between the two nearest samples)."""
-        before = [s for s in self.samples if s[0] <= instant]
-        after = [s for s in self.samples if s[0] >= instant]
-        if not before or not after:
-            return self.samples[-1][1] if self.samples else None
-        (t0, c0), (t1, c1) = before[-1], after[0]
-        return c0 if t1 == t0 else c0 + (c1 - c0) * (instant - t0) / (t1 - t0)
+        return _interpolate(self.samples, instant)
+
+    def control_plane_cpu_at(self, instant: float) -> float | None:
+        """etcd + kube-apiserver CPU seconds by ``instant``."""
+        return _interpolate(self.control_plane_samples, instant)
 
     def cpu_now(self) -> float | None:
         now = cpu_seconds(self.proc.pid)
@@ -125,17 +128,32 @@ class Running:
         return self.log_path.read_text(errors="replace")[-chars:]
 
 
+def _interpolate(samples: list[tuple[float, float]], instant: float) -> float | None:
+    before = [s for s in samples if s[0] <= instant]
+    after = [s for s in samples if s[0] >= instant]
+    if not before or not after:
+        return samples[-1][1] if samples else None
+    (t0, c0), (t1, c1) = before[-1], after[0]
+    return c0 if t1 == t0 else c0 + (c1 - c0) * (instant - t0) / (t1 - t0)
+
+
 async def _sample(run: Running) -> None:
     while run.proc.poll() is None:
         cpu = cpu_seconds(run.proc.pid)
+        now = time.monotonic()
         if cpu is not None:
-            run.samples.append((time.monotonic(), cpu))
+            run.samples.append((now, cpu))
+        if run.control_plane:
+            others = [cpu_seconds(pid) for pid in run.control_plane]
+            run.control_plane_samples.append((now, sum(c for c in others if c is not None)))
         run.peak_rss_mb()
         await asyncio.sleep(SAMPLE_SECONDS)
 
 
 @contextlib.asynccontextmanager
-async def started(contender: Contender, workdir: Path, tag: str) -> AsyncIterator[Running]:
+async def started(
+    contender: Contender, workdir: Path, tag: str, control_plane: tuple[int, ...] = ()
+) -> AsyncIterator[Running]:
     """Runs the scheduler for the block; stops it (and its sampler) afterwards."""
     log_path = workdir / f"{contender.name}-{tag}.log"
     argv = [*contender.argv, f"{contender.port_flag}={free_port()}"]
@@ -143,7 +161,7 @@ async def started(contender: Contender, workdir: Path, tag: str) -> AsyncIterato
         begin = time.monotonic()
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env)
-    run = Running(contender, log_path, proc, begin)
+    run = Running(contender, log_path, proc, begin, control_plane)
     sampler = asyncio.create_task(_sample(run))
     try:
         yield run

@@ -10,6 +10,7 @@ import asyncio
 import math
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +43,7 @@ QUIET_SECONDS = 5.0
 
 FIRST = "first binding after start"
 RSS = "peak RSS (VmHWM)"
+CONTROL_PLANE_CPU = "API server + etcd CPU per pod"
 #: Issue 7's targets for multisched, by (scenario, measure); they are set for scale 1.
 TARGETS = {
     ("a", FIRST): Target(5, "s"),
@@ -241,21 +243,21 @@ class Bench:
                 await self.kube.create_many(
                     PODS, pending_pods(run, c.scheduler_name, count), self.concurrency
                 )
-                async with started(c, self.cp.workdir, run) as proc:
+                async with started(c, self.cp.workdir, run, self.cp.pids) as proc:
                     why = await self._wait_bound(watch, proc, count)
                     await asyncio.sleep(0.3)  # a CPU sample after the last binding
                     rss = proc.peak_rss_mb()
                     first, last, bound = watch.first_bound, watch.last_bound, len(watch.bound)
-                    rate = cpu = None
+                    rate = cpu = cp_cpu = None
                     if first is not None and last is not None and bound > 1 and last > first:
                         rate = (bound - 1) / (last - first)
-                        c0, c1 = proc.cpu_at(first), proc.cpu_at(last)
-                        if c0 is not None and c1 is not None:
-                            cpu = (c1 - c0) / (bound - 1) * 1000
+                        cpu = _per_pod(proc.cpu_at, first, last, bound - 1)
+                        cp_cpu = _per_pod(proc.control_plane_cpu_at, first, last, bound - 1)
             partial = f"({bound}/{count} bound, {why})" if bound < count else ""
             took = first - proc.started if first is not None else None
             self.table.add(key, scenario, "pods/s", c.name, Figure(rate, "", partial))
             self.table.add(key, scenario, "CPU per pod", c.name, Figure(cpu, "ms"))
+            self.table.add(key, scenario, CONTROL_PLANE_CPU, c.name, Figure(cp_cpu, "ms"))
             self.table.add(
                 key,
                 scenario,
@@ -344,6 +346,14 @@ class Bench:
                 await limit.acquire()
                 group.create_task(create(pending_pod(run, scheduler_name, i)))
         return sent, count / max(loop.time() - begin, 1e-9)
+
+
+def _per_pod(
+    cpu_at: Callable[[float], float | None], first: float, last: float, pods: int
+) -> float | None:
+    """Milliseconds of CPU per pod between two instants."""
+    c0, c1 = cpu_at(first), cpu_at(last)
+    return None if c0 is None or c1 is None else (c1 - c0) / pods * 1000
 
 
 def harness_cpu() -> float:

@@ -7,6 +7,8 @@ from fakes import ALL, RecordingBinder, config, profile
 from multisched.cache import Cache, PodInfo
 from multisched.framework import Registry, Status
 from multisched.scheduler import Scheduler
+from multisched.scheduler.algorithm import FILTER_TIMING_STRIDE
+from multisched.scheduler.scheduler import PLUGIN_METRICS_SAMPLE
 
 
 class Events:
@@ -180,9 +182,22 @@ async def test_plugin_execution_time_sampled_one_cycle_in_ten() -> None:
     sched.on_pod(make_pod("tenth", scheduler_name="test", requests={"cpu": "64"}))
     await _drain(sched)
     seen = set(recorder.plugins)
-    # The tenth cycle fails Filter on both nodes: PreFilter and Filter calls are timed.
+    # The tenth cycle fails Filter on both nodes: PreFilter is timed, and Filter at the
+    # first node evaluated (one node in FILTER_TIMING_STRIDE).
     assert ("OnlyNamed", "PreFilter", "Success") in seen
-    assert ("CpuFit", "Filter", "Unschedulable") in seen
     assert [p for p in recorder.plugins if p[1] == "Filter"] == [
         ("CpuFit", "Filter", "Unschedulable")
-    ] * 2
+    ]
+
+
+async def test_sampled_cycle_times_filters_at_one_node_in_stride() -> None:
+    recorder = Recorder()
+    sched, _ = _scheduler(observer=recorder)
+    for i in range(23):  # 25 nodes: the first evaluated, the 11th and the 21st are timed
+        sched.cache.add_node(node_dict(f"extra-{i:02d}", cpu="1"))
+    sched._cycles = PLUGIN_METRICS_SAMPLE - 1  # the next cycle records plugin metrics
+    sched.on_pod(make_pod("big-one", scheduler_name="test", requests={"cpu": "64"}))
+    await _drain(sched)
+    filters = [p for p in recorder.plugins if p[1] == "Filter"]
+    assert len(filters) == len(range(1, 26, FILTER_TIMING_STRIDE)) == 3
+    assert set(filters) == {("CpuFit", "Filter", "Unschedulable")}

@@ -237,10 +237,15 @@ class Framework:
     def active_filters(self, state: CycleState) -> list[tuple[str, FilterFn]]:
         """Filter plugins for this cycle, minus those PreFilter skipped."""
         skip = state.skip_filter_plugins
-        active = [(pl.name, pl.filter) for pl in self.filter_plugins if pl.name not in skip]
-        if state.record_plugin_metrics and self.plugin_observer is not None:
-            return [(name, self._timed_filter(name, fn)) for name, fn in active]
-        return active
+        return [(pl.name, pl.filter) for pl in self.filter_plugins if pl.name not in skip]
+
+    def timed_filters(
+        self, state: CycleState, filters: list[tuple[str, FilterFn]]
+    ) -> list[tuple[str, FilterFn]] | None:
+        """``filters``, each call timed, when this cycle records plugin metrics."""
+        if not state.record_plugin_metrics or self.plugin_observer is None:
+            return None
+        return [(name, self._timed_filter(name, fn)) for name, fn in filters]
 
     def run_filter_plugins(
         self,
@@ -249,7 +254,10 @@ class Framework:
         node: NodeInfo,
         filters: list[tuple[str, FilterFn]] | None = None,
     ) -> Status | None:
-        for name, fn in filters if filters is not None else self.active_filters(state):
+        if filters is None:
+            filters = self.active_filters(state)
+            filters = self.timed_filters(state, filters) or filters
+        for name, fn in filters:
             status = fn(state, pod, node)
             if status is not None and status.code != Code.SUCCESS:
                 return self.filter_verdict(name, status)

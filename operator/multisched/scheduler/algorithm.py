@@ -24,6 +24,10 @@ from multisched.framework import (
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+#: In a cycle that records plugin metrics, the Filter plugins are timed at one node in this
+#: many (the first, then every tenth): an unbiased sample of per-call durations for a tenth
+#: of the cost of timing them all.
+FILTER_TIMING_STRIDE = 10
 
 
 class SchedulingError(Exception):
@@ -164,6 +168,9 @@ class Algorithm:
             if record is not None:
                 record.verdicts.update(dict.fromkeys((n.name for n in feasible), None))
             return feasible
+        # A sampled cycle times one node's filters in FILTER_TIMING_STRIDE: timing every
+        # call would cost more than the filters themselves.
+        timed = fwk.timed_filters(state, filters)
         run = fwk.run_filter_plugins_with_nominated_pods
         feasible = []
         append = feasible.append
@@ -171,17 +178,20 @@ class Algorithm:
         processed = 0
         plain = not fwk.nominator
         success = Code.SUCCESS
-        for processed, node in enumerate(rotated, 1):  # noqa: B007 - read after the loop
+        for processed, node in enumerate(rotated, 1):
             status = None
+            fns = filters
+            if timed is not None and processed % FILTER_TIMING_STRIDE == 1:
+                fns = timed
             if plain:
                 # ``run_filter_plugins`` inlined (one call less per node, most of a cycle).
-                for name, fn in filters:
+                for name, fn in fns:
                     st = fn(state, pod, node)
                     if st is not None and st.code != success:
                         status = fwk.filter_verdict(name, st)
                         break
             else:
-                status = run(state, pod, node, filters)
+                status = run(state, pod, node, fns)
             if status is None:
                 append(node)
                 if len(feasible) >= to_find:

@@ -325,16 +325,24 @@ class Scheduler:
         fresh at the moment a node is chosen, not only when the pod was popped.
         """
         while stop is None or not stop.is_set():
-            pop = asyncio.ensure_future(self.queue.pop())
-            if stop is not None:
-                stopper = asyncio.ensure_future(stop.wait())
-                done, _ = await asyncio.wait({pop, stopper}, return_when=asyncio.FIRST_COMPLETED)
-                if pop not in done:
-                    pop.cancel()
+            qpi = self.queue.pop_nowait()
+            if qpi is not None:
+                # A backlog pops without waiting: let bindings, events and watches run
+                # between cycles, as a waiting pop would.
+                await asyncio.sleep(0)
+            else:
+                pop = asyncio.ensure_future(self.queue.pop())
+                if stop is not None:
+                    stopper = asyncio.ensure_future(stop.wait())
+                    done, _ = await asyncio.wait(
+                        {pop, stopper}, return_when=asyncio.FIRST_COMPLETED
+                    )
+                    if pop not in done:
+                        pop.cancel()
+                        stopper.cancel()
+                        break
                     stopper.cancel()
-                    break
-                stopper.cancel()
-            qpi = await pop
+                qpi = await pop
             if gate is not None:
                 await gate()
             try:
