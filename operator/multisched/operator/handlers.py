@@ -25,6 +25,7 @@ from typing import Any
 
 import kopf
 
+from . import heap
 from .depth import NoDiffBase, allow_api_depth
 from .intake import UNASSIGNED_PODS
 from .options import Options
@@ -87,6 +88,8 @@ async def startup(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) ->
         runtime = await Runtime.create(options)
     except Exception as exc:
         raise kopf.PermanentError(f"cannot load the cluster credentials: {exc}") from exc
+    heap.tune()
+    runtime.on_synced = heap.freeze
     try:
         await runtime.start()
     except Exception as exc:  # e.g. the health port is taken: retrying will not help

@@ -17,6 +17,7 @@ import contextlib
 import functools
 import logging
 import urllib.request
+from collections.abc import Callable
 from typing import Any
 
 from kubernetes_asyncio import client as k8s
@@ -87,6 +88,8 @@ class Runtime:
         )
         #: The informers behind ``cluster``; built by ``start``.
         self.intake: Intake | None = None
+        #: Called once, when the first loop has the first full listing (heap.freeze).
+        self.on_synced: Callable[[], None] | None = None
         self.elector: LeaderElector | None = None
         self._elector_task: asyncio.Task[None] | None = None
         self._loop_task: asyncio.Task[None] | None = None
@@ -220,6 +223,9 @@ class Runtime:
         gate = None
         if self.intake is not None:
             await self.intake.wait_synced()  # WaitForCacheSync
+            hook, self.on_synced = self.on_synced, None
+            if hook is not None:
+                hook()
             gate = self.intake.gate
         logger.info("scheduling loop started")
         try:

@@ -1,0 +1,68 @@
+"""The collector's policy: a large young generation, and the start-up heap frozen once the
+first listing is in."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+from collections.abc import Iterator
+
+import pytest
+from kmock import KubernetesEmulator
+from kubernetes_asyncio import client as k8s
+
+from kmock_support import declare_kinds, namespaces_listable
+from multisched.operator import heap
+from multisched.operator.client import Api
+from multisched.operator.options import Options
+from multisched.operator.runtime import Runtime
+from multisched.scheduler import default_registry
+
+
+@pytest.fixture
+def gc_state() -> Iterator[None]:
+    threshold = gc.get_threshold()
+    try:
+        yield
+    finally:
+        gc.set_threshold(*threshold)
+        gc.unfreeze()
+
+
+@pytest.mark.usefixtures("gc_state")
+def test_tune_raises_the_young_threshold_and_keeps_the_ratios() -> None:
+    gc.set_threshold(700, 10, 10)
+    heap.tune()
+    assert gc.get_threshold() == (heap.YOUNG_THRESHOLD, 10, 10)
+    gc.set_threshold(100_000, 5, 7)  # never lowered
+    heap.tune()
+    assert gc.get_threshold() == (100_000, 5, 7)
+
+
+@pytest.mark.usefixtures("gc_state")
+def test_freeze_moves_the_heap_out_of_collections() -> None:
+    gc.unfreeze()
+    kept = [[i] for i in range(1000)]
+    heap.freeze()
+    assert gc.get_freeze_count() >= len(kept)
+
+
+async def test_the_runtime_calls_on_synced_once_when_the_first_listing_is_in(
+    kmock: KubernetesEmulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    declare_kinds(kmock)
+    namespaces_listable(monkeypatch)
+    api_client = k8s.ApiClient(k8s.Configuration(host=str(kmock.url).rstrip("/")))
+    rt = Runtime(Options(http_port=0), Api(api_client), default_registry(load_entry_points=False))
+    calls: list[bool] = []
+    rt.on_synced = lambda: calls.append(rt.intake is not None and rt.intake.synced)
+    await rt.start()
+    try:
+        for _ in range(200):
+            if calls:
+                break
+            await asyncio.sleep(0.01)
+        assert calls == [True]
+        assert rt.on_synced is None  # once: a later term as leader does not freeze again
+    finally:
+        await rt.stop()
