@@ -37,6 +37,8 @@ from .waiting import WaitingPod
 logger = logging.getLogger(__name__)
 
 FilterFn = Callable[[CycleState, PodInfo, NodeInfo], "Status | None"]
+#: ``BatchFilterPlugin.filter_nodes``: the failing nodes' statuses, by index.
+BatchFilterFn = Callable[[CycleState, PodInfo, Sequence[NodeInfo]], "dict[int, Status]"]
 PluginObserver = Callable[[str, str, str, float], None]
 
 
@@ -238,6 +240,19 @@ class Framework:
         """Filter plugins for this cycle, minus those PreFilter skipped."""
         skip = state.skip_filter_plugins
         return [(pl.name, pl.filter) for pl in self.filter_plugins if pl.name not in skip]
+
+    def batch_filters(self, state: CycleState) -> list[tuple[str, BatchFilterFn]] | None:
+        """The active filters' ``filter_nodes``, when every one of them has it."""
+        skip = state.skip_filter_plugins
+        out = []
+        for pl in self.filter_plugins:
+            if pl.name in skip:
+                continue
+            judge = getattr(pl, "filter_nodes", None)
+            if judge is None:
+                return None
+            out.append((pl.name, judge))
+        return out
 
     def timed_filters(
         self, state: CycleState, filters: list[tuple[str, FilterFn]]

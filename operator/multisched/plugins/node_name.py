@@ -6,9 +6,13 @@ rename a node.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from multisched.cache import NodeInfo, PodInfo
 from multisched.framework import CycleState, Handle, Status
 from multisched.queue.events import ADD, NODE, ClusterEvent
+
+from ._batch import failing
 
 NAME = "NodeName"
 ERR_REASON = "node(s) didn't match the requested node name"
@@ -33,6 +37,16 @@ class NodeName:
         if not wanted or wanted == node.name:
             return None
         return Status.unresolvable(ERR_REASON)
+
+    def filter_nodes(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> dict[int, Status]:
+        wanted = pod.node_name
+        if not wanted:
+            return {}
+        return failing(
+            self.filter, state, pod, nodes, [i for i, n in enumerate(nodes) if n.name != wanted]
+        )
 
 
 PLUGIN = NodeName

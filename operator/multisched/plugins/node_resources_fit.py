@@ -17,6 +17,7 @@ from multisched.cache import NodeInfo, PodInfo
 from multisched.framework import CycleState, Handle, PreFilterResult, Status
 from multisched.queue.events import ADD, DELETE, NODE, POD, UPDATE_NODE_ALLOCATABLE, ClusterEvent
 
+from ._batch import failing
 from ._label_validation import aggregate, invalid, label_name_errors, not_supported, required
 from ._resource_allocation import (
     LEAST_ALLOCATED,
@@ -317,6 +318,26 @@ class NodeResourcesFit:
 
     def _entries(self, pod: PodInfo) -> tuple[Entry, ...]:
         return score_entries(self._specs, pod_requests(self._specs, pod))
+
+    def filter_nodes(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> dict[int, Status]:
+        s: PreFilterState | None = state.get(PRE_FILTER_STATE_KEY)
+        if s is None or s.scalars:
+            return failing(self.filter, state, pod, nodes, range(len(nodes)))
+        cpu, memory, storage = s.milli_cpu, s.memory, s.ephemeral_storage
+        # ``filter``'s fast path as a screen; the nodes it does not clear get ``filter``.
+        suspects = [
+            i
+            for i, n in enumerate(nodes)
+            if not (
+                len(n.pods) < n.allocatable.allowed_pod_number
+                and cpu <= n.allocatable.milli_cpu - n.requested.milli_cpu
+                and memory <= n.allocatable.memory - n.requested.memory
+                and storage <= n.allocatable.ephemeral_storage - n.requested.ephemeral_storage
+            )
+        ]
+        return failing(self.filter, state, pod, nodes, suspects)
 
     def pre_score(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]

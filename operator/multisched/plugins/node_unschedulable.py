@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from multisched.cache import NodeInfo, PodInfo, Taint
 from multisched.framework import CycleState, Status
 from multisched.queue.events import ADD, NODE, UPDATE_NODE_TAINT, ClusterEvent
+
+from ._batch import failing
 
 NAME = "NodeUnschedulable"
 ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
@@ -27,6 +31,13 @@ class NodeUnschedulable:
         if any(t.tolerates(_CORDON_TAINT) for t in pod.tolerations):
             return None
         return Status.unresolvable(ERR_REASON_UNSCHEDULABLE)
+
+    def filter_nodes(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> dict[int, Status]:
+        return failing(
+            self.filter, state, pod, nodes, [i for i, n in enumerate(nodes) if n.unschedulable]
+        )
 
 
 PLUGIN = NodeUnschedulable

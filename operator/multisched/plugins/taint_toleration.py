@@ -15,6 +15,7 @@ from multisched.cache import NodeInfo, PodInfo, Toleration
 from multisched.framework import MAX_NODE_SCORE, CycleState, Handle, PluginError, Status
 from multisched.queue.events import ADD, NODE, UPDATE_NODE_TAINT, ClusterEvent
 
+from ._batch import failing
 from ._normalize import default_normalize_score
 
 NAME = "TaintToleration"
@@ -51,6 +52,11 @@ class TaintToleration:
         if not node.taints or not find_untolerated_taint(pod, node):
             return None
         return Status.unresolvable(ERR_REASON_UNTOLERATED)
+
+    def filter_nodes(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> dict[int, Status]:
+        return failing(self.filter, state, pod, nodes, [i for i, n in enumerate(nodes) if n.taints])
 
     def pre_score(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]

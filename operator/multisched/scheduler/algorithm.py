@@ -20,6 +20,7 @@ from multisched.framework import (
     PluginScores,
     Status,
 )
+from multisched.framework.runtime import BatchFilterFn
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
@@ -163,20 +164,30 @@ class Algorithm:
         rotated = [*nodes[start:], *nodes[:start]] if start else nodes
         filters = fwk.active_filters(state)
         if not filters:
-            feasible = list(rotated[:to_find])
-            self.next_start_node_index = (start + len(feasible)) % num_all
+            chosen = list(rotated[:to_find])
+            self.next_start_node_index = (start + len(chosen)) % num_all
             if record is not None:
-                record.verdicts.update(dict.fromkeys((n.name for n in feasible), None))
-            return feasible
+                record.verdicts.update(dict.fromkeys((n.name for n in chosen), None))
+            return chosen
         # A sampled cycle times one node's filters in FILTER_TIMING_STRIDE: timing every
         # call would cost more than the filters themselves.
         timed = fwk.timed_filters(state, filters)
-        run = fwk.run_filter_plugins_with_nominated_pods
-        feasible = []
-        append = feasible.append
-        failed = diagnosis.node_to_status
-        processed = 0
         plain = not fwk.nominator
+        feasible: list[NodeInfo] = []
+        failed = diagnosis.node_to_status
+        batches = fwk.batch_filters(state) if plain and timed is None else None
+        if batches is not None:
+            processed = _filter_in_batches(
+                fwk, state, pod, rotated, batches, to_find, feasible, diagnosis
+            )
+            self.next_start_node_index = (start + processed) % num_all
+            if record is not None:
+                record.verdicts.update(failed)
+                record.verdicts.update(dict.fromkeys((n.name for n in feasible), None))
+            return feasible
+        run = fwk.run_filter_plugins_with_nominated_pods
+        append = feasible.append
+        processed = 0
         success = Code.SUCCESS
         for processed, node in enumerate(rotated, 1):
             status = None
@@ -235,3 +246,49 @@ class Algorithm:
         tied = [i for i, score in enumerate(scores) if score == best]
         pick = tied[0] if len(tied) == 1 else tied[self.rng.randrange(len(tied))]
         return nodes[pick].name
+
+
+def _filter_in_batches(
+    fwk: Framework,
+    state: CycleState,
+    pod: PodInfo,
+    rotated: Sequence[NodeInfo],
+    batches: list[tuple[str, BatchFilterFn]],
+    to_find: int,
+    feasible: list[NodeInfo],
+    diagnosis: Diagnosis,
+) -> int:
+    """The node-by-node loop's outcome (same feasible nodes, statuses and count of nodes
+    evaluated), judged a batch at a time. A batch holds as many nodes as feasible ones are
+    still wanted, so no node past the one that completes the search is judged.
+
+    Returns how many nodes were evaluated."""
+    failed = diagnosis.node_to_status
+    total = len(rotated)
+    processed = 0
+    while processed < total and len(feasible) < to_find:
+        chunk = rotated[processed : processed + to_find - len(feasible)]
+        verdicts: dict[int, Status] = {}
+        alive: Sequence[NodeInfo] = chunk
+        where: Sequence[int] = range(len(chunk))  # alive[j] is chunk[where[j]]
+        for name, judge in batches:
+            out = judge(state, pod, alive)
+            if not out:
+                continue
+            for j, status in out.items():
+                if status.code != Code.SUCCESS:
+                    verdicts[where[j]] = fwk.filter_verdict(name, status)
+            alive = [node for j, node in enumerate(alive) if where[j] not in verdicts]
+            where = [k for k in where if k not in verdicts]
+        if verdicts:
+            for j in sorted(verdicts):
+                status = verdicts[j]
+                if status.code == Code.ERROR:
+                    raise SchedulingError(status.message())
+                failed[chunk[j].name] = status
+                diagnosis.unschedulable_plugins.add(status.plugin)
+            feasible.extend(alive)
+        else:
+            feasible.extend(chunk)
+        processed += len(chunk)
+    return processed

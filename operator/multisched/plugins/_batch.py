@@ -1,0 +1,25 @@
+"""Shared by the Filter plugins' ``filter_nodes`` (``framework.BatchFilterPlugin``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+
+from multisched.cache import NodeInfo, PodInfo
+from multisched.framework import CycleState, Status
+
+
+def failing(
+    judge: Callable[[CycleState, PodInfo, NodeInfo], Status | None],
+    state: CycleState,
+    pod: PodInfo,
+    nodes: Sequence[NodeInfo],
+    suspects: Iterable[int],
+) -> dict[int, Status]:
+    """``judge``'s verdicts for the nodes a plugin's quick screen could not clear: the
+    screen passes what surely passes, ``filter`` itself decides the rest."""
+    out: dict[int, Status] = {}
+    for i in suspects:
+        status = judge(state, pod, nodes[i])
+        if status is not None:
+            out[i] = status
+    return out

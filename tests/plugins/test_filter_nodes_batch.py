@@ -1,0 +1,154 @@
+"""The batch Filter path (``filter_nodes``) decides exactly what per-node ``filter`` does,
+and a cycle that uses it picks the same nodes, records the same statuses and moves the
+rotating start index by the same count as the node-by-node loop.
+
+Randomised clusters: cordoned, tainted, full (pods, cpu, memory, storage, extended
+resources) and roomy nodes; pods with and without tolerations, requests and spec.nodeName.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from builders import node_dict, pod_dict
+from multisched.cache import Cache, PodInfo
+from multisched.config import parse_scheduler_profile_spec, resolve
+from multisched.framework import CycleState, Diagnosis, Framework
+from multisched.scheduler import Algorithm, Scheduler, default_registry
+
+TAINTS = [
+    {"key": "dedicated", "value": "db", "effect": "NoSchedule"},
+    {"key": "gpu", "effect": "NoExecute"},
+    {"key": "soft", "effect": "PreferNoSchedule"},
+]
+
+
+def _cluster(rng: random.Random, nodes: int, harsh: float = 1.0) -> Cache:
+    """``harsh`` scales how many nodes are cordoned, tainted or small."""
+    cache = Cache()
+    for i in range(nodes):
+        small = rng.random() < 0.5 * harsh
+        tainted = rng.random() < 0.3 * harsh
+        cache.add_node(
+            node_dict(
+                f"n{i:03d}",
+                cpu=rng.choice(["0", "500m", "2", "8"]) if small else "16",
+                memory=rng.choice(["0", "256Mi", "4Gi"]) if small else "64Gi",
+                pods=rng.choice(["1", "3", "110"]) if small else "110",
+                taints=rng.sample(TAINTS, rng.randint(0, 2)) if tainted else None,
+                unschedulable=rng.random() < 0.1 * harsh,
+                extra={"example.com/gpu": "1"} if rng.random() < 0.2 else None,
+            )
+        )
+    for j in range(nodes * 2):
+        bound = pod_dict(f"bound-{j}", node_name=f"n{rng.randrange(nodes):03d}")
+        bound["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "200m"}}
+        cache.add_pod(PodInfo.parse(bound))
+    return cache
+
+
+def _pod(rng: random.Random, name: str, nodes: int) -> PodInfo:
+    requests: dict[str, str] = {}
+    if rng.random() < 0.7:
+        requests["cpu"] = rng.choice(["100m", "1", "4"])
+    if rng.random() < 0.5:
+        requests["memory"] = rng.choice(["64Mi", "1Gi"])
+    if rng.random() < 0.1:
+        requests["ephemeral-storage"] = "1Gi"
+    if rng.random() < 0.1:
+        requests["example.com/gpu"] = "1"
+    tolerations: list[dict[str, Any]] = []
+    if rng.random() < 0.3:
+        tolerations = [{"key": "dedicated", "operator": "Equal", "value": "db"}]
+    if rng.random() < 0.1:
+        tolerations.append({"operator": "Exists"})
+    node_name = f"n{rng.randrange(nodes):03d}" if rng.random() < 0.1 else ""
+    body = pod_dict(name, requests=requests or None, tolerations=tolerations or None)
+    if node_name:
+        body["spec"]["nodeName"] = node_name  # a pod naming its node (NodeName's case)
+    return PodInfo.parse(body)
+
+
+def _framework(cache: Cache) -> Framework:
+    registry = default_registry(load_entry_points=False)
+    config = resolve(parse_scheduler_profile_spec({"profiles": [{"schedulerName": "s"}]}), registry)
+    return Scheduler(config, registry, cache=cache).profiles["s"]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_filter_nodes_matches_filter_node_by_node(seed: int) -> None:
+    rng = random.Random(seed)
+    cache = _cluster(rng, 60)
+    fwk = _framework(cache)
+    nodes = cache.snapshot.node_info_list
+    batched = {"NodeUnschedulable", "NodeName", "TaintToleration", "NodeResourcesFit"}
+    seen = set()
+    for k in range(30):
+        pod = _pod(rng, f"p{k}", 60)
+        state = CycleState()
+        fwk.run_pre_filter(state, pod, nodes)
+        for pl in fwk.filter_plugins:
+            judge = getattr(pl, "filter_nodes", None)
+            if judge is None:
+                continue
+            seen.add(pl.name)
+            expected = {}
+            for i, node in enumerate(nodes):
+                status = pl.filter(state, pod, node)
+                if status is not None:
+                    expected[i] = status
+            got = judge(state, pod, nodes)
+            assert {i: (s.code, s.reasons) for i, s in got.items()} == {
+                i: (s.code, s.reasons) for i, s in expected.items()
+            }, pl.name
+    assert seen == batched
+
+
+@pytest.mark.parametrize("harsh", [0.1, 1.0])
+@pytest.mark.parametrize("seed", range(6))
+def test_a_cycle_in_batches_equals_the_node_by_node_loop(seed: int, harsh: float) -> None:
+    rng = random.Random(seed)
+    # 300 nodes: a mild cluster has more feasible nodes than the search wants (it stops
+    # before the last node), a harsh one fewer.
+    cache = _cluster(rng, 300, harsh)
+    fwk = _framework(cache)
+    nodes = cache.snapshot.node_info_list
+    batch = Algorithm(rng=random.Random(seed))
+    sequential = Algorithm(rng=random.Random(seed))
+    node_by_node = fwk.batch_filters
+    batched_cycles = 0
+    for k in range(40):
+        pod = _pod(rng, f"p{k}", 300)
+        outcomes = []
+        for algo, batches in ((batch, True), (sequential, False)):
+            state = CycleState()
+            _, status = fwk.run_pre_filter(state, pod, nodes)
+            if status is not None:
+                continue
+            diagnosis = Diagnosis()
+            if batches:
+                batched_cycles += node_by_node(state) is not None
+            fwk.batch_filters = node_by_node if batches else (lambda _state: None)  # type: ignore[method-assign]
+            try:
+                feasible = algo._find_nodes_that_pass_filters(
+                    fwk, state, pod, diagnosis, nodes, None
+                )
+            finally:
+                del fwk.batch_filters
+            outcomes.append(
+                (
+                    [n.name for n in feasible],
+                    {
+                        name: (s.code, s.reasons, s.plugin)
+                        for name, s in diagnosis.node_to_status.items()
+                    },
+                    sorted(diagnosis.unschedulable_plugins),
+                    algo.next_start_node_index,
+                )
+            )
+        if outcomes:
+            assert outcomes[0] == outcomes[1]
+    assert batched_cycles
