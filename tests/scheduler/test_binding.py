@@ -4,6 +4,7 @@ and lost or conflicting binding responses keep the cache truthful."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 from builders import make_pod, node_dict
@@ -15,6 +16,7 @@ from multisched.framework import (
     BindingConflict,
     Code,
     CycleState,
+    NotLeading,
     Registry,
     Status,
 )
@@ -281,6 +283,22 @@ async def test_a_binding_that_never_left_is_forgotten_and_retried_quietly() -> N
     assert cpu_on(sched, "big") == 0
     assert sched.queue.where(pod.uid) == "backoff"
     assert events.log == []
+
+
+async def test_bindings_refused_after_leadership_ends_requeue_quietly(caplog: Any) -> None:
+    """A replica that stops leading (or stops) says so once; its pods waiting for a
+    binding slot are refused before the wire and go back to the queue without a line or
+    an event each."""
+    sched, client, events, _ = binder_scheduler()
+    client.error = NotLeading("not the leader any more; request not sent")
+    pods = [make_pod(f"web-{i}", scheduler_name="test", requests={"cpu": "1"}) for i in range(3)]
+    with caplog.at_level(logging.INFO, logger="multisched.scheduler"):
+        for pod in pods:
+            await schedule(sched, pod)
+    assert [sched.queue.where(p.uid) for p in pods] == ["backoff"] * 3
+    assert cpu_on(sched, "big") == cpu_on(sched, "small") == 0
+    assert events.log == []
+    assert not [r for r in caplog.records if "unschedulable" in r.getMessage()]
 
 
 async def test_a_409_already_assigned_elsewhere_moves_the_assumption_there() -> None:

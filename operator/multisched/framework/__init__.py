@@ -2,7 +2,14 @@
 
 from .cycle_state import CycleState
 from .diagnosis import Diagnosis, FitError
-from .handle import ApiUnavailable, BindingConflict, ClusterClient, Handle, PodNominator
+from .handle import (
+    ApiUnavailable,
+    BindingConflict,
+    ClusterClient,
+    Handle,
+    NotLeading,
+    PodNominator,
+)
 from .interfaces import (
     EXTENSION_METHODS,
     MAX_NODE_SCORE,
@@ -37,6 +44,7 @@ __all__ = [
     "FrameworkError",
     "Handle",
     "NodeToStatus",
+    "NotLeading",
     "PluginEntry",
     "PluginError",
     "PluginScores",

@@ -102,3 +102,8 @@ class Handle(Protocol):
     ) -> Status | None: ...
 
     def get_waiting_pod(self, uid: str) -> WaitingPod | None: ...
+
+
+class NotLeading(Exception):
+    """This replica may not write now (it lost the lease, or is stopping): nothing was sent.
+    Not the pod's fault, and reported once by whoever stopped the writes, not per pod."""

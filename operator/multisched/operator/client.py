@@ -29,7 +29,7 @@ import orjson
 from kubernetes_asyncio import client as k8s
 
 from multisched.cache import PodInfo
-from multisched.framework import ApiUnavailable, BindingConflict
+from multisched.framework import ApiUnavailable, BindingConflict, NotLeading
 
 from .options import COMPONENT
 from .recorder import Reachability, Recorder
@@ -51,7 +51,7 @@ class ApiError(Exception):
         self.message = message
 
 
-class NotLeader(Exception):
+class NotLeader(NotLeading):
     """This replica lost the lease; it must not write bindings any more."""
 
 

@@ -27,6 +27,7 @@ from multisched.framework import (
     CycleState,
     FitError,
     Framework,
+    NotLeading,
     Registry,
     Status,
 )
@@ -74,7 +75,7 @@ class _ObservedClient:
     async def bind(self, pod: PodInfo, node_name: str) -> None:
         try:
             await self.inner.bind(pod, node_name)
-        except (BindingConflict, ApiUnavailable) as exc:
+        except (BindingConflict, ApiUnavailable, NotLeading) as exc:
             self.bind_errors[pod.uid] = exc
             raise
 
@@ -420,8 +421,8 @@ class Scheduler:
             if self.client is not None:
                 try:
                     await self.client.set_nominated_node(pod, nominated)
-                except ApiUnavailable:
-                    pass  # the client logs the outage once; the next attempt nominates again
+                except (ApiUnavailable, NotLeading):
+                    pass  # logged once elsewhere; the next attempt nominates again
                 except Exception as exc:
                     logger.warning("could not set nominatedNodeName of %s: %s", pod.key, exc)
         await self._fail(
@@ -534,8 +535,9 @@ class Scheduler:
                 status.message(),
                 {status.plugin} if status.plugin else set(),
                 error=not rejected,
-                # An unreachable API server is logged once by the client, not per pod.
-                quiet=isinstance(cause, ApiUnavailable),
+                # An unreachable API server is logged once by the client, and a replica
+                # that stopped leading says so once: not per pod.
+                quiet=isinstance(cause, ApiUnavailable | NotLeading),
             )
             self._emit(Outcome(pod, "error", message=status.message()))
             return
