@@ -26,7 +26,7 @@ from typing import Any
 import kopf
 
 from . import heap
-from .depth import NoDiffBase, allow_api_depth
+from .depth import NoDiffBase, NoProgress, allow_api_depth
 from .intake import UNASSIGNED_PODS
 from .options import Options
 from .profiles import GROUP, PLURAL, VERSION
@@ -75,6 +75,7 @@ def configure(settings: kopf.OperatorSettings) -> None:
     QuietRetries.install()
     # Survive the deepest objects the API server stores (see depth.py).
     settings.persistence.diffbase_storage = NoDiffBase()
+    settings.persistence.progress_storage = NoProgress()
     allow_api_depth()
 
 
