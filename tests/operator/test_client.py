@@ -15,7 +15,14 @@ from kubernetes_asyncio import client as k8s
 from builders import make_pod, pod_dict
 from multisched.cache import PodInfo
 from multisched.framework import ApiUnavailable, BindingConflict
-from multisched.operator.client import Api, ApiError, ApiUnreachable, KubeClient, NotLeader
+from multisched.operator.client import (
+    MERGE_PATCH,
+    Api,
+    ApiError,
+    ApiUnreachable,
+    KubeClient,
+    NotLeader,
+)
 
 
 @pytest.fixture
@@ -337,3 +344,17 @@ async def test_recovery_is_one_line_with_the_counts(
     assert lines[1].startswith("API server reachable again after ")
     assert lines[1].endswith("failed or dropped meanwhile: 2 bindings, 1 events, 1 status patches")
     assert reach.reachable
+
+
+async def test_a_body_orjson_refuses_still_goes_out_as_json(
+    kmock: KubernetesEmulator, client: KubeClient
+) -> None:
+    # An integer beyond 64 bits (a user's value echoed back, say): orjson refuses it, the
+    # standard library writes it.
+    stored(kmock, "web")
+    patch = {"metadata": {"annotations": {"note": "x"}}, "spec": {"huge": 2**70}}
+    await client.api.request(
+        "PATCH", "/api/v1/namespaces/default/pods/web", patch, content_type=MERGE_PATCH
+    )
+    (req,) = writes(kmock)
+    assert req.data == patch

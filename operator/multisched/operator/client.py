@@ -15,6 +15,7 @@ Scheduling events and PodScheduled patches go through the ``Recorder`` (off the 
 from __future__ import annotations
 
 import contextvars
+import json
 import logging
 import re
 import socket
@@ -115,6 +116,15 @@ def now_micro_time() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+def _encode(body: Mapping[str, Any]) -> bytes:
+    """JSON for the wire: orjson, or the standard library for what orjson refuses
+    (integers beyond 64 bits a user may put in plugin args, for one)."""
+    try:
+        return orjson.dumps(dict(body))
+    except TypeError:
+        return json.dumps(dict(body)).encode()
+
+
 class Api:
     """Raw JSON requests with the ApiClient's session, TLS and authentication.
 
@@ -172,7 +182,7 @@ class Api:
         url = f"{self.api_client.configuration.host}{path}"
         if query:
             url = f"{url}?{urlencode(query)}"
-        data = orjson.dumps(body) if body is not None else None
+        data = _encode(body) if body is not None else None
         token = _WIRE_GUARD.set(guard)
         try:
             async with self._session.request(
