@@ -7,6 +7,7 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
+import aiohttp
 import pytest
 from kmock import KubernetesEmulator, Request
 from kmock._internal.rendering import Response
@@ -23,6 +24,7 @@ from multisched.operator.client import (
     KubeClient,
     NotLeader,
 )
+from multisched.operator.depth import allow_api_depth
 
 
 @pytest.fixture
@@ -358,3 +360,45 @@ async def test_a_body_orjson_refuses_still_goes_out_as_json(
     )
     (req,) = writes(kmock)
     assert req.data == patch
+
+
+async def test_a_token_refresh_that_fails_is_an_outage_and_nothing_is_sent(
+    kmock: KubernetesEmulator,
+) -> None:
+    cfg = k8s.Configuration(host=str(kmock.url).rstrip("/"))
+    cfg.api_key = {"BearerToken": "old"}
+
+    async def refresh(_: k8s.Configuration) -> None:  # an exec plugin or OIDC issuer down
+        raise aiohttp.ClientConnectionError("issuer unreachable")
+
+    cfg.refresh_api_key_hook = refresh
+    api_client = k8s.ApiClient(cfg)
+    kube = KubeClient(Api(api_client), instance="test")
+    try:
+        with pytest.raises(ApiUnreachable) as err:
+            await kube.bind(make_pod("web"), "node-1")
+        assert err.value.maybe_sent is False
+        assert "cannot authenticate" in str(err.value)
+        assert writes(kmock) == []
+    finally:
+        await kube.close()
+        await api_client.close()
+
+
+async def test_an_answer_too_deep_for_orjson_is_read_whole(
+    kmock: KubernetesEmulator, client: KubeClient
+) -> None:
+    # A SchedulerProfile may nest deeper than orjson's 1,024 levels (depth.py); the
+    # operator's recursion limit lets the standard library read it.
+    allow_api_depth()
+    deep: dict[str, Any] = {}
+    for _ in range(1500):
+        deep = {"a": deep}
+
+    def respond(request: Request) -> Response:
+        return Response(status=200, payload={"kind": "Thing", "spec": deep})
+
+    kmock[lambda r: r.subresource == "binding"] << respond
+    path = "/api/v1/namespaces/default/pods/web/binding"
+    answer_ = await client.api.request("POST", path, {"target": {"name": "n"}})
+    assert answer_["kind"] == "Thing" and answer_["spec"] == deep

@@ -20,6 +20,7 @@ from multisched.framework import (
     Code,
     CycleState,
     Framework,
+    NotLeading,
     PostFilterResult,
     PreFilterResult,
     Registry,
@@ -236,6 +237,23 @@ async def test_pod_with_higher_priority_can_be_made_schedulable() -> None:
     assert env.client.deleted == ["p1"]
     assert env.client.reasons[0].startswith("Preempted by pod uid-p-")
     assert env.client.reasons[0].endswith(" on node node1")
+
+
+class NotLeadingClient(FakeClient):
+    async def delete_pod(self, pod: PodInfo, reason: str) -> None:
+        raise NotLeading("not the leader any more; preemption skipped")
+
+
+async def test_a_replica_that_stopped_leading_preempts_nothing_and_says_nothing(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    env = Env([node("node1", ONE_POD, pods="1")], [pod("p1", node_name="node1")])
+    env.client.__class__ = NotLeadingClient
+    with caplog.at_level("WARNING"):
+        _, status = await env.post_filter(pod("p", HIGH), unschedulable("node1"))
+    assert status is not None and not status.is_success()
+    assert env.client.deleted == []
+    assert not [r for r in caplog.records if r.levelname == "WARNING"]
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,8 @@ import pytest
 from builders import node_dict, pod_dict
 from multisched.cache import Cache, PodInfo
 from multisched.config import parse_scheduler_profile_spec, resolve
-from multisched.framework import CycleState, Diagnosis, Framework
+from multisched.framework import CycleState, Diagnosis, Framework, Status
+from multisched.framework.runtime import _batch_judge
 from multisched.scheduler import Algorithm, Scheduler, default_registry
 
 TAINTS = [
@@ -152,3 +153,35 @@ def test_a_cycle_in_batches_equals_the_node_by_node_loop(seed: int, harsh: float
         if outcomes:
             assert outcomes[0] == outcomes[1]
     assert batched_cycles
+
+
+class _Screened:
+    name = "Screened"
+
+    def filter(self, state: CycleState, pod: PodInfo, node: Any) -> Status | None:
+        return None
+
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Any) -> dict[int, Status]:
+        return {}
+
+
+class _StricterFilter(_Screened):
+    """Overrides ``filter`` alone: the parent's screen would clear what this refuses."""
+
+    def filter(self, state: CycleState, pod: PodInfo, node: Any) -> Status | None:
+        return Status.unschedulable("no")
+
+
+class _BothOverridden(_StricterFilter):
+    def filter(self, state: CycleState, pod: PodInfo, node: Any) -> Status | None:
+        return Status.unschedulable("no")
+
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Any) -> dict[int, Status]:
+        return {i: Status.unschedulable("no") for i in range(len(nodes))}
+
+
+def test_a_subclass_overriding_filter_alone_is_judged_node_by_node() -> None:
+    assert _batch_judge(_Screened()) is not None
+    assert _batch_judge(_StricterFilter()) is None
+    assert _batch_judge(_BothOverridden()) is not None
+    assert _batch_judge(object()) is None

@@ -301,6 +301,21 @@ async def test_bindings_refused_after_leadership_ends_requeue_quietly(caplog: An
     assert not [r for r in caplog.records if "unschedulable" in r.getMessage()]
 
 
+async def test_a_lost_binding_is_kept_while_this_replica_may_not_resend_it() -> None:
+    """Its first request may be stored: a replica that stopped leading keeps counting the
+    pod there (for the watch or the TTL to settle) rather than give its room away."""
+    sched, client, events, clock = binder_scheduler()
+    client.error = ApiUnavailable("Server disconnected", maybe_sent=True)
+    pod = make_pod("web", scheduler_name="test", requests={"cpu": "3"})
+    await schedule(sched, pod)
+    clock.now += 3
+    client.error = NotLeading("not the leader any more; request not sent")
+    assert await sched.retry_unconfirmed_bindings() == 1
+    assert sched.cache.is_assumed(pod.uid) and cpu_on(sched, "big") == 3000
+    assert sched.queue.where(pod.uid) == "in-flight"
+    assert events.log == []
+
+
 async def test_a_409_already_assigned_elsewhere_moves_the_assumption_there() -> None:
     sched, client, events, _ = binder_scheduler()
     client.error = BindingConflict(

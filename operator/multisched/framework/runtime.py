@@ -42,6 +42,19 @@ BatchFilterFn = Callable[[CycleState, PodInfo, Sequence[NodeInfo]], "dict[int, S
 PluginObserver = Callable[[str, str, str, float], None]
 
 
+def _batch_judge(plugin: Any) -> BatchFilterFn | None:
+    """``filter_nodes`` when the class that defines it defines ``filter`` too: a subclass
+    that overrides ``filter`` alone must not be judged by its parent's batch screen."""
+    judge: BatchFilterFn | None = getattr(plugin, "filter_nodes", None)
+    if judge is None:
+        return None
+    for klass in type(plugin).__mro__:
+        has_filter, has_batch = "filter" in vars(klass), "filter_nodes" in vars(klass)
+        if has_filter or has_batch:
+            return judge if has_filter and has_batch else None
+    return None
+
+
 class FrameworkError(Exception):
     """A profile that cannot be instantiated (a plugin factory failed)."""
 
@@ -135,6 +148,7 @@ class Framework:
         self.queue_sort_plugin = queue_sort[0] if queue_sort else None
         self.pre_filter_plugins = at("preFilter")
         self.filter_plugins = at("filter")
+        self._batch_judges = {pl.name: _batch_judge(pl) for pl in self.filter_plugins}
         self.post_filter_plugins = at("postFilter")
         self.pre_score_plugins = at("preScore")
         self.score_plugins = at("score")
@@ -244,11 +258,12 @@ class Framework:
     def batch_filters(self, state: CycleState) -> list[tuple[str, BatchFilterFn]] | None:
         """The active filters' ``filter_nodes``, when every one of them has it."""
         skip = state.skip_filter_plugins
+        judges = self._batch_judges
         out = []
         for pl in self.filter_plugins:
             if pl.name in skip:
                 continue
-            judge = getattr(pl, "filter_nodes", None)
+            judge = judges.get(pl.name)
             if judge is None:
                 return None
             out.append((pl.name, judge))

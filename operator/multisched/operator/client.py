@@ -125,6 +125,15 @@ def _encode(body: Mapping[str, Any]) -> bytes:
         return json.dumps(dict(body)).encode()
 
 
+def _decode_slowly(raw: bytes) -> Any:
+    """What orjson refuses but JSON allows (nesting beyond 1,024 levels, which a
+    SchedulerProfile may hold), or a body that is no JSON at all (its text, as a message)."""
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):
+        return {"message": raw.decode(errors="replace")[:200]}
+
+
 class Api:
     """Raw JSON requests with the ApiClient's session, TLS and authentication.
 
@@ -177,8 +186,12 @@ class Api:
             "Accept": "application/json",
             "Content-Type": content_type,
         }
-        # The ApiClient's own auth step: a refreshed token, a client certificate's header.
-        await self.api_client.update_params_for_auth(headers, [], ["BearerToken"])
+        # The ApiClient's own auth step (an exec plugin's or OIDC token is refreshed here).
+        try:
+            await self.api_client.update_params_for_auth(headers, [], ["BearerToken"])
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+            self.reachability.unreachable(kind, exc)
+            raise ApiUnreachable(f"cannot authenticate: {exc}", maybe_sent=False) from None
         url = f"{self.api_client.configuration.host}{path}"
         if query:
             url = f"{url}?{urlencode(query)}"
@@ -201,7 +214,7 @@ class Api:
             try:
                 data_out = orjson.loads(raw)
             except orjson.JSONDecodeError:
-                data_out = {"message": raw.decode(errors="replace")[:200]}
+                data_out = _decode_slowly(raw)
         if not 200 <= status < 300:
             message = data_out.get("message", "") if isinstance(data_out, dict) else ""
             raise ApiError(status, str(message or reason or ""))

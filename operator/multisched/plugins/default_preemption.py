@@ -24,6 +24,7 @@ from multisched.framework import (
     FitError,
     Handle,
     NodeToStatus,
+    NotLeading,
     PostFilterResult,
     Status,
 )
@@ -276,6 +277,8 @@ class DefaultPreemption:
                 continue
             try:
                 await client.delete_pod(victim, f"Preempted by pod {pod.uid} on node {c.name}")
+            except NotLeading as exc:
+                return Status.error(str(exc))  # said once by whoever stopped the writes
             except Exception as exc:
                 logger.warning("preempting %s for %s failed: %s", victim.key, pod.key, exc)
                 return Status.error(str(exc))
@@ -296,6 +299,8 @@ class DefaultPreemption:
             return
         try:
             await client.set_nominated_node(pod, node_name)
+        except NotLeading:
+            pass  # said once by whoever stopped the writes
         except Exception as exc:  # not critical, as upstream
             logger.warning("could not clear nominatedNodeName of %s: %s", pod.key, exc)
 

@@ -575,8 +575,9 @@ class Scheduler:
                 continue
             if status is not None and self._observed is not None:
                 cause = self._observed.bind_errors.get(uid)
-                if isinstance(cause, ApiUnavailable):
-                    # Still no answer: the first request may yet be stored; keep waiting.
+                if isinstance(cause, ApiUnavailable | NotLeading):
+                    # Still no answer (or not ours to send now): the first request may yet
+                    # be stored; keep waiting for the watch or the TTL.
                     del self._observed.bind_errors[uid]
                     entry.since = self.clock()
                     continue
