@@ -153,6 +153,11 @@ class Framework:
         self.pre_score_plugins = at("preScore")
         self.score_plugins = at("score")
         self.score_weights = [profile.score_weights.get(pl.name, 1) for pl in self.score_plugins]
+        #: Per score plugin, looked up once: (plugin, weight, score_nodes, normalize_score).
+        self._score_steps = [
+            (pl, weight, getattr(pl, "score_nodes", None), getattr(pl, "normalize_score", None))
+            for pl, weight in zip(self.score_plugins, self.score_weights, strict=True)
+        ]
         self.reserve_plugins = at("reserve")
         self.permit_plugins = at("permit")
         self.pre_bind_plugins = at("preBind")
@@ -415,19 +420,18 @@ class Framework:
         totals = [0] * len(nodes)
         detail: list[PluginScores] = []
         skip = state.skip_score_plugins
-        for pl, weight in zip(self.score_plugins, self.score_weights, strict=True):
+        timed = state.record_plugin_metrics
+        for pl, weight, batch, normalize in self._score_steps:
             if pl.name in skip:
                 continue
-            score = pl.score
-            # A plugin may score all nodes in one call (same results, no per-node dispatch).
-            batch = getattr(pl, "score_nodes", None)
-            start = perf_counter()
+            start = perf_counter() if timed else 0.0
             try:
+                # A plugin may score all nodes in one call (same results, no per-node calls).
                 if batch is not None:
                     scores = batch(state, pod, nodes)
                 else:
+                    score = pl.score
                     scores = [score(state, pod, node) for node in nodes]
-                normalize = getattr(pl, "normalize_score", None)
                 if normalize is not None:
                     status = normalize(state, pod, nodes, scores)
                     if status is not None and not status.is_success():
@@ -435,7 +439,8 @@ class Framework:
             except PluginError as exc:
                 raise PluginError(f'running Score plugin "{pl.name}": {exc}') from exc
             # One observation per plugin and cycle: all its nodes plus NormalizeScore.
-            self._observe(state, pl.name, "Score", None, start)
+            if timed:
+                self._observe(state, pl.name, "Score", None, start)
             if scores and (max(scores) > MAX_NODE_SCORE or min(scores) < MIN_NODE_SCORE):
                 bad = next(x for x in scores if not MIN_NODE_SCORE <= x <= MAX_NODE_SCORE)
                 raise PluginError(
