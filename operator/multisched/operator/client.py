@@ -149,7 +149,6 @@ class Api:
         reachability: Reachability | None = None,
     ) -> None:
         self.api_client = api_client
-        self.timeout = timeout
         self.reachability = reachability or Reachability()
         self._timeout = aiohttp.ClientTimeout(total=timeout)
         rest = api_client.rest_client

@@ -20,7 +20,7 @@ from multisched.framework import (
     PluginScores,
     Status,
 )
-from multisched.framework.runtime import BatchFilterFn
+from multisched.framework.runtime import BatchFilterFn, FilterFn
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
@@ -172,49 +172,19 @@ class Algorithm:
         # A sampled cycle times one node's filters in FILTER_TIMING_STRIDE: timing every
         # call would cost more than the filters themselves.
         timed = fwk.timed_filters(state, filters)
-        plain = not fwk.nominator
         feasible: list[NodeInfo] = []
-        failed = diagnosis.node_to_status
-        batches = fwk.batch_filters(state) if plain and timed is None else None
+        batches = fwk.batch_filters(state) if not fwk.nominator and timed is None else None
         if batches is not None:
             processed = _filter_in_batches(
                 fwk, state, pod, rotated, batches, to_find, feasible, diagnosis
             )
-            self.next_start_node_index = (start + processed) % num_all
-            if record is not None:
-                record.verdicts.update(failed)
-                record.verdicts.update(dict.fromkeys((n.name for n in feasible), None))
-            return feasible
-        run = fwk.run_filter_plugins_with_nominated_pods
-        append = feasible.append
-        processed = 0
-        success = Code.SUCCESS
-        for processed, node in enumerate(rotated, 1):
-            status = None
-            fns = filters
-            if timed is not None and processed % FILTER_TIMING_STRIDE == 1:
-                fns = timed
-            if plain:
-                # ``run_filter_plugins`` inlined (one call less per node, most of a cycle).
-                for name, fn in fns:
-                    st = fn(state, pod, node)
-                    if st is not None and st.code != success:
-                        status = fwk.filter_verdict(name, st)
-                        break
-            else:
-                status = run(state, pod, node, fns)
-            if status is None:
-                append(node)
-                if len(feasible) >= to_find:
-                    break
-                continue
-            if status.code == Code.ERROR:
-                raise SchedulingError(status.message())
-            failed[node.name] = status
-            diagnosis.unschedulable_plugins.add(status.plugin)
+        else:
+            processed = _filter_node_by_node(
+                fwk, state, pod, rotated, filters, timed, to_find, feasible, diagnosis
+            )
         self.next_start_node_index = (start + processed) % num_all
         if record is not None:
-            record.verdicts.update(failed)
+            record.verdicts.update(diagnosis.node_to_status)
             record.verdicts.update(dict.fromkeys((n.name for n in feasible), None))
         return feasible
 
@@ -246,6 +216,51 @@ class Algorithm:
         tied = [i for i, score in enumerate(scores) if score == best]
         pick = tied[0] if len(tied) == 1 else tied[self.rng.randrange(len(tied))]
         return nodes[pick].name
+
+
+def _filter_node_by_node(
+    fwk: Framework,
+    state: CycleState,
+    pod: PodInfo,
+    rotated: Sequence[NodeInfo],
+    filters: list[tuple[str, FilterFn]],
+    timed: list[tuple[str, FilterFn]] | None,
+    to_find: int,
+    feasible: list[NodeInfo],
+    diagnosis: Diagnosis,
+) -> int:
+    """Each node through the filters in turn, until ``to_find`` are feasible (upstream's
+    search, one node at a time). Returns how many nodes were evaluated."""
+    run = fwk.run_filter_plugins_with_nominated_pods
+    plain = not fwk.nominator
+    append = feasible.append
+    failed = diagnosis.node_to_status
+    processed = 0
+    success = Code.SUCCESS
+    for processed, node in enumerate(rotated, 1):
+        status = None
+        fns = filters
+        if timed is not None and processed % FILTER_TIMING_STRIDE == 1:
+            fns = timed
+        if plain:
+            # ``run_filter_plugins`` inlined (one call less per node, most of a cycle).
+            for name, fn in fns:
+                st = fn(state, pod, node)
+                if st is not None and st.code != success:
+                    status = fwk.filter_verdict(name, st)
+                    break
+        else:
+            status = run(state, pod, node, fns)
+        if status is None:
+            append(node)
+            if len(feasible) >= to_find:
+                break
+            continue
+        if status.code == Code.ERROR:
+            raise SchedulingError(status.message())
+        failed[node.name] = status
+        diagnosis.unschedulable_plugins.add(status.plugin)
+    return processed
 
 
 def _filter_in_batches(
