@@ -14,10 +14,14 @@ from .pod_info import (
 )
 from .quantity import QuantityError, parse_quantity, to_int, to_milli
 from .resources import Resource
+from .volumes import VOLUME_KINDS, AssumeCache, AssumeError, VolumeStore
 
 __all__ = [
     "DEFAULT_SCHEDULER_NAME",
+    "VOLUME_KINDS",
     "AffinityTerm",
+    "AssumeCache",
+    "AssumeError",
     "Cache",
     "HostPortInfo",
     "ImageStateSummary",
@@ -35,6 +39,7 @@ __all__ = [
     "Snapshot",
     "Taint",
     "Toleration",
+    "VolumeStore",
     "WeightedAffinityTerm",
     "parse_quantity",
     "to_int",

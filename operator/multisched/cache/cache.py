@@ -14,6 +14,7 @@ from typing import Any
 
 from .node_info import ImageStateSummary, NodeInfo
 from .pod_info import PodInfo
+from .volumes import VolumeStore
 
 _NO_DEADLINE = float("inf")
 
@@ -61,6 +62,11 @@ class Snapshot:
     def pdbs(self) -> list[dict[str, Any]]:
         return list(self._cache.pdbs.values())
 
+    @property
+    def volumes(self) -> VolumeStore:
+        """PVs, claims, StorageClasses and CSI objects, with the binder's assumptions."""
+        return self._cache.volumes
+
     def _invalidate_pod_lists(self) -> None:
         self._affinity_list = None
         self._anti_affinity_list = None
@@ -80,6 +86,7 @@ class Cache:
         self._image_nodes: dict[str, set[str]] = {}
         self.namespaces: dict[str, dict[str, str]] = {}
         self.pdbs: dict[str, dict[str, Any]] = {}
+        self.volumes = VolumeStore()
         self.snapshot = Snapshot(self)
 
     # -- nodes ---------------------------------------------------------------------------

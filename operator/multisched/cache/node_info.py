@@ -85,6 +85,7 @@ class NodeInfo:
         "pods",
         "pods_with_affinity",
         "pods_with_required_anti_affinity",
+        "pvc_ref_counts",
         "raw",
         "requested",
         "taints",
@@ -106,6 +107,8 @@ class NodeInfo:
         self.pods_with_affinity: list[PodInfo] = []
         self.pods_with_required_anti_affinity: list[PodInfo] = []
         self.used_ports = HostPortInfo()
+        #: ``namespace/claim`` -> pods on this node using that claim (upstream PVCRefCounts).
+        self.pvc_ref_counts: dict[str, int] = {}
         #: Image name -> summary; filled by the cache, which knows every node's images.
         self.image_states: dict[str, ImageStateSummary] = {}
         self.generation = next(_generation)
@@ -172,6 +175,15 @@ class NodeInfo:
                 self.used_ports.add(ip, protocol, port)
             else:
                 self.used_ports.remove(ip, protocol, port)
+        if pod.volumes:
+            counts = self.pvc_ref_counts
+            for claim in pod.pvc_names():
+                key = f"{pod.namespace}/{claim}"
+                left = counts.get(key, 0) + sign
+                if left > 0:
+                    counts[key] = left
+                else:
+                    counts.pop(key, None)
         self.generation = next(_generation)
 
     def clone(self) -> NodeInfo:
@@ -192,6 +204,7 @@ class NodeInfo:
         twin.used_ports = HostPortInfo()
         for ip, used in self.used_ports.by_ip.items():
             twin.used_ports.by_ip[ip] = dict(used)
+        twin.pvc_ref_counts = dict(self.pvc_ref_counts)
         twin.image_states = self.image_states
         twin.generation = self.generation
         return twin

@@ -174,6 +174,7 @@ class PodInfo:
         "tolerations",
         "topology_spread_constraints",
         "uid",
+        "volumes",
     )
 
     raw: dict[str, Any]
@@ -210,6 +211,8 @@ class PodInfo:
     start_time: str
     #: Terminating with the DisruptionTarget condition a scheduler's preemption sets.
     preempted_by_scheduler: bool
+    #: ``spec.volumes`` as written (empty for most pods: the volume plugins skip those).
+    volumes: tuple[dict[str, Any], ...]
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any], priority: int | None = None) -> PodInfo:
@@ -255,6 +258,7 @@ class PodInfo:
         self.node_selector = dict(spec.get("nodeSelector") or {})
         self.tolerations = tuple(Toleration.parse(t) for t in spec.get("tolerations") or ())
         self.scheduling_gates = tuple(g["name"] for g in spec.get("schedulingGates") or ())
+        self.volumes = tuple(spec.get("volumes") or ())
         self.topology_spread_constraints = tuple(spec.get("topologySpreadConstraints") or ())
         containers = spec.get("containers") or []
         init_containers = spec.get("initContainers") or []
@@ -362,6 +366,15 @@ class PodInfo:
             "metadata": {k: meta[k] for k in _IDENTITY if k in meta},
         }
         return self
+
+    def pvc_names(self) -> list[str]:
+        """Claim names of the pod's ``persistentVolumeClaim`` volumes (not ephemeral ones),
+        as upstream's ``NodeInfo.PVCRefCounts`` counts them."""
+        return [
+            str(claim.get("claimName") or "")
+            for v in self.volumes
+            if (claim := v.get("persistentVolumeClaim")) is not None
+        ]
 
     @property
     def has_affinity(self) -> bool:

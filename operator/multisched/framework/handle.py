@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from multisched.cache import NodeInfo, PodInfo, Snapshot
 
@@ -32,6 +32,13 @@ class ClusterClient(Protocol):
 
     async def set_nominated_node(self, pod: PodInfo, node_name: str) -> None:
         """Patch ``status.nominatedNodeName`` ("" clears it)."""
+        ...
+
+    async def update_storage_object(self, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
+        """PUT a PersistentVolume (its claimRef) or a PersistentVolumeClaim (its
+        annotations), as the volume binder writes them; returns the object as stored (with
+        its new resourceVersion). Raises ``NotLeading``/``ApiUnavailable`` like ``bind``,
+        and any other API error as an exception whose text is the server's message."""
         ...
 
 

@@ -12,6 +12,7 @@ import random
 from typing import Any
 
 from multisched.cache import PodError, PodInfo
+from multisched.cache.volumes import object_key
 from multisched.config import ResolvedConfig
 from multisched.framework import Registry
 from multisched.scheduler import Outcome, Scheduler
@@ -25,6 +26,8 @@ class DryRunClient:
         self.bound: dict[str, str] = {}
         self.preempted: dict[str, str] = {}
         self.nominated: dict[str, str] = {}
+        #: ``kind namespace/name`` -> the object the volume binder would write.
+        self.storage_writes: dict[str, dict[str, Any]] = {}
 
     async def bind(self, pod: PodInfo, node_name: str) -> None:
         self.bound[pod.key] = node_name
@@ -34,6 +37,10 @@ class DryRunClient:
 
     async def set_nominated_node(self, pod: PodInfo, node_name: str) -> None:
         self.nominated[pod.key] = node_name
+
+    async def update_storage_object(self, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
+        self.storage_writes[f"{kind} {object_key(obj)}"] = obj
+        return obj
 
 
 class PodNotFound(LookupError):

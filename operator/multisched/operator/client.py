@@ -30,6 +30,7 @@ import orjson
 from kubernetes_asyncio import client as k8s
 
 from multisched.cache import PodInfo
+from multisched.cache.volumes import PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM
 from multisched.framework import ApiUnavailable, BindingConflict, NotLeading
 
 from .options import COMPONENT
@@ -346,6 +347,21 @@ class KubeClient:
         except ApiError as exc:
             if exc.status != 404:
                 raise
+
+    async def update_storage_object(self, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
+        """PUT a PV or claim (the volume binder's PreBind writes); a 409 means it changed
+        since the binder read it: the binding is undone and the pod tried again."""
+        meta = obj.get("metadata") or {}
+        if kind == PERSISTENT_VOLUME:
+            path = f"/api/v1/persistentvolumes/{meta.get('name')}"
+        elif kind == PERSISTENT_VOLUME_CLAIM:
+            path = (
+                f"/api/v1/namespaces/{meta.get('namespace')}/persistentvolumeclaims/"
+                f"{meta.get('name')}"
+            )
+        else:
+            raise ValueError(f"the scheduler writes no {kind}")
+        return await self.api.request("PUT", path, obj, guard=self._guard, kind="volume bindings")
 
     # -- SchedulingEvents (queued: these never wait for the API server) --------------------
 

@@ -8,6 +8,15 @@ for every pooled pod on every event.
 
 from __future__ import annotations
 
+from multisched.cache.volumes import (
+    CSI_DRIVER,
+    CSI_NODE,
+    CSI_STORAGE_CAPACITY,
+    PERSISTENT_VOLUME,
+    PERSISTENT_VOLUME_CLAIM,
+    STORAGE_CLASS,
+)
+
 #: Upstream ``framework.ActionType`` bits.
 ADD = 1
 DELETE = 1 << 1
@@ -75,6 +84,29 @@ NODE_SPEC_UNSCHEDULABLE_CHANGE = ClusterEvent(
 )
 NODE_CONDITION_CHANGE = ClusterEvent(NODE, UPDATE_NODE_CONDITION, "NodeConditionChange")
 
+#: Upstream's event labels for them; their deletions move no pod (as upstream).
+PV_ADD = ClusterEvent(PERSISTENT_VOLUME, ADD, "PvAdd")
+PV_UPDATE = ClusterEvent(PERSISTENT_VOLUME, UPDATE, "PvUpdate")
+PVC_ADD = ClusterEvent(PERSISTENT_VOLUME_CLAIM, ADD, "PvcAdd")
+PVC_UPDATE = ClusterEvent(PERSISTENT_VOLUME_CLAIM, UPDATE, "PvcUpdate")
+STORAGE_CLASS_ADD = ClusterEvent(STORAGE_CLASS, ADD, "StorageClassAdd")
+STORAGE_CLASS_UPDATE = ClusterEvent(STORAGE_CLASS, UPDATE, "StorageClassUpdate")
+CSI_NODE_ADD = ClusterEvent(CSI_NODE, ADD, "CSINodeAdd")
+CSI_NODE_UPDATE = ClusterEvent(CSI_NODE, UPDATE, "CSINodeUpdate")
+CSI_DRIVER_ADD = ClusterEvent(CSI_DRIVER, ADD, "CSIDriverAdd")
+CSI_DRIVER_UPDATE = ClusterEvent(CSI_DRIVER, UPDATE, "CSIDriverUpdate")
+CSI_STORAGE_CAPACITY_ADD = ClusterEvent(CSI_STORAGE_CAPACITY, ADD, "CSIStorageCapacityAdd")
+CSI_STORAGE_CAPACITY_UPDATE = ClusterEvent(CSI_STORAGE_CAPACITY, UPDATE, "CSIStorageCapacityUpdate")
+#: kind -> (its add event, its update event).
+STORAGE_EVENTS: dict[str, tuple[ClusterEvent, ClusterEvent]] = {
+    PERSISTENT_VOLUME: (PV_ADD, PV_UPDATE),
+    PERSISTENT_VOLUME_CLAIM: (PVC_ADD, PVC_UPDATE),
+    STORAGE_CLASS: (STORAGE_CLASS_ADD, STORAGE_CLASS_UPDATE),
+    CSI_NODE: (CSI_NODE_ADD, CSI_NODE_UPDATE),
+    CSI_DRIVER: (CSI_DRIVER_ADD, CSI_DRIVER_UPDATE),
+    CSI_STORAGE_CAPACITY: (CSI_STORAGE_CAPACITY_ADD, CSI_STORAGE_CAPACITY_UPDATE),
+}
+
 _BY_LABEL = {
     e.label: e
     for e in (
@@ -89,6 +121,7 @@ _BY_LABEL = {
         NODE_TAINT_CHANGE,
         NODE_SPEC_UNSCHEDULABLE_CHANGE,
         NODE_CONDITION_CHANGE,
+        *(e for pair in STORAGE_EVENTS.values() for e in pair),
     )
 }
 

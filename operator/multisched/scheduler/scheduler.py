@@ -17,8 +17,10 @@ import logging
 import random
 import time
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from multisched.cache import Cache, PodInfo
+from multisched.cache.volumes import object_key
 from multisched.config.resolved import ResolvedConfig
 from multisched.framework import (
     ApiUnavailable,
@@ -38,6 +40,7 @@ from multisched.queue.events import (
     ASSIGNED_POD_DELETE,
     NODE_ADD,
     NODE_DELETE,
+    STORAGE_EVENTS,
     WILDCARD_EVENT,
 )
 
@@ -84,6 +87,9 @@ class _ObservedClient:
 
     async def set_nominated_node(self, pod: PodInfo, node_name: str) -> None:
         await self.inner.set_nominated_node(pod, node_name)
+
+    async def update_storage_object(self, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
+        return await self.inner.update_storage_object(kind, obj)
 
 
 class _Unconfirmed:
@@ -284,6 +290,20 @@ class Scheduler:
     def on_node_deleted(self, name: str) -> None:
         self.cache.remove_node(name)
         self.queue.move_all_to_active_or_backoff(NODE_DELETE)
+
+    def on_storage_object(self, kind: str, raw: dict[str, Any]) -> None:
+        """A PV, claim, StorageClass or CSI object was added or changed: pods a volume
+        plugin rejected may fit now (upstream's storage event handlers)."""
+        volumes = self.cache.volumes
+        existed = volumes.has(kind, object_key(raw))
+        if not volumes.upsert(kind, raw):
+            return  # not newer than what the binder assumed: nothing changed for readers
+        add, update = STORAGE_EVENTS[kind]
+        self.queue.move_all_to_active_or_backoff(update if existed else add)
+
+    def on_storage_object_deleted(self, kind: str, raw: dict[str, Any]) -> None:
+        """Upstream moves no pod when a storage object goes; the readers forget it."""
+        self.cache.volumes.delete(kind, raw)
 
     # -- housekeeping ---------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from multisched.cache import Cache, NodeError, PodError, PodInfo
+from multisched.cache.volumes import resource_version
 from multisched.config.loader import embedded_configs
 from multisched.config.resolved import ResolvedConfig
 from multisched.framework import Registry
@@ -73,6 +74,14 @@ class SimClient:
 
     async def set_nominated_node(self, pod: PodInfo, node_name: str) -> None:
         self.nominated[pod.key] = node_name
+
+    async def update_storage_object(self, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
+        """Stored at once, one resourceVersion newer, as the API server would store it."""
+        meta = dict(obj.get("metadata") or {})
+        meta["resourceVersion"] = str(resource_version(obj) + 1)
+        stored = {**obj, "metadata": meta}
+        self._ref[0].on_storage_object(kind, stored)
+        return stored
 
 
 class Placement:
