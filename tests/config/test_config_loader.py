@@ -424,3 +424,22 @@ def test_configmap_value_is_read_with_the_same_bounds(tmp_path: Path) -> None:
     # The value is refused unexpanded, so the ConfigMap holds no configuration.
     with pytest.raises(ConfigError, match="got 'ConfigMap'"):
         load_config_file(path)
+
+
+@pytest.mark.parametrize("value", [0, -1])
+def test_parallelism_must_be_positive_as_upstream_validates_it(value: int) -> None:
+    obj = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "parallelism": value,
+    }
+    assert problems_of(parse_kube_scheduler_configuration, obj) == [
+        f"parallelism: {value} should be an integer value greater than zero"
+    ]
+
+
+def test_parallelism_absent_or_positive_is_accepted() -> None:
+    base = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
+    for extra in ({}, {"parallelism": 1}, {"parallelism": 16.0}):
+        spec = parse_kube_scheduler_configuration({**base, **extra})
+        assert [p.scheduler_name for p in spec.profiles] == ["default-scheduler"]

@@ -40,11 +40,11 @@ ARGS = "profiles[0](s).pluginConfig[0]"
             {
                 "defaultingType": "List",
                 "defaultConstraints": [
-                    {"maxSkew": 1.0, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
+                    {"maxSkew": 1.5, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
                 ],
             },
             f"{ARGS}(PodTopologySpread).args.defaultConstraints[0].maxSkew: must be an integer, "
-            "got 1.0",
+            "got 1.5",
         ),
         (
             "NodeAffinity",
@@ -82,3 +82,18 @@ def test_string_numbers_and_strings_for_lists_are_refused(
     name: str, args: dict[str, Any], expected: str
 ) -> None:
     assert problems(name, args) == [expected]
+
+
+@pytest.mark.parametrize("value", [1.0, 2e0])
+def test_a_whole_float_is_an_int_as_kube_scheduler_reads_it(value: float) -> None:
+    """kube-scheduler v1.28 turns its YAML into JSON before decoding, and JSON writes 1.0 as
+    1: ``maxSkew: 1.0`` runs there (checked with the binary), ``maxSkew: 1.5`` is refused."""
+    constraint = {"maxSkew": value, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
+    args = {"defaultingType": "List", "defaultConstraints": [constraint]}
+    spec = {
+        "profiles": [
+            {"schedulerName": "s", "pluginConfig": [{"name": "PodTopologySpread", "args": args}]}
+        ]
+    }
+    resolved = resolve(parse_scheduler_profile_spec(spec), default_registry())
+    assert resolved.profiles[0].scheduler_name == "s"

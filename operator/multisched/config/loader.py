@@ -33,12 +33,23 @@ def _require_mapping(obj: object, what: str) -> None:
         raise ConfigError([Problem("", f"{what} must be a mapping, got {type(obj).__name__}")])
 
 
+#: Go's JSON encoder writes a float64 below this magnitude without exponent or fraction
+#: when it is whole ("1e+21" and up keep their exponent).
+_GO_PLAIN_FLOAT_LIMIT = 1e21
+
+
 def _plain(obj: Any) -> Any:
-    """Plain dicts and lists (kopf hands out read-only mapping views; models are strict)."""
+    """Plain dicts and lists (kopf hands out read-only mapping views; models are strict).
+
+    A whole float becomes an int, as kube-scheduler reads its file: YAML is turned into
+    JSON first, where ``1.0`` is written ``1``, so ``maxSkew: 1.0`` decodes into an int32
+    and ``maxSkew: 1.5`` does not (checked against kube-scheduler v1.28)."""
     if isinstance(obj, Mapping):
         return {k: _plain(v) for k, v in obj.items()}
     if isinstance(obj, list | tuple):
         return [_plain(v) for v in obj]
+    if type(obj) is float and obj.is_integer() and abs(obj) < _GO_PLAIN_FLOAT_LIMIT:
+        return int(obj)
     return obj
 
 

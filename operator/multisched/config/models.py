@@ -252,6 +252,14 @@ class KubeSchedulerConfiguration(_SchedulingSettings):
             raise ValueError(f"expected kind 'KubeSchedulerConfiguration', got {value!r}")
         return value
 
+    @field_validator("parallelism")
+    @classmethod
+    def _parallelism(cls, value: int | None) -> int | None:
+        # Upstream defaults an absent value to 16, then refuses anything below 1.
+        if value is not None and value <= 0:
+            raise ValueError(f"{value} should be an integer value greater than zero")
+        return value
+
     @field_validator("extenders")
     @classmethod
     def _extenders(cls, value: list[dict[str, Any]]) -> list[dict[str, Any]]:
