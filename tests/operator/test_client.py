@@ -402,3 +402,26 @@ async def test_an_answer_too_deep_for_orjson_is_read_whole(
     path = "/api/v1/namespaces/default/pods/web/binding"
     answer_ = await client.api.request("POST", path, {"target": {"name": "n"}})
     assert answer_["kind"] == "Thing" and answer_["spec"] == deep
+
+
+async def test_an_event_already_stored_under_its_name_is_no_error(
+    kmock: KubernetesEmulator, client: KubeClient
+) -> None:
+    """A retried POST whose first answer was lost meets AlreadyExists: it was stored."""
+    kmock[lambda r: r.method == "POST" and "/events" in str(r.url)] << answer(409)
+    body = {
+        "metadata": {"namespace": "default", "name": "web.17f"},
+        "involvedObject": {"kind": "Pod", "name": "web"},
+    }
+    assert await client.create_event(body) == "web.17f"
+    (req,) = writes(kmock)
+    assert req.data["metadata"]["name"] == "web.17f"
+
+
+async def test_other_event_refusals_stay_errors(
+    kmock: KubernetesEmulator, client: KubeClient
+) -> None:
+    kmock[lambda r: r.method == "POST" and "/events" in str(r.url)] << answer(403)
+    body = {"metadata": {"namespace": "default"}, "involvedObject": {"kind": "Pod", "name": "w"}}
+    with pytest.raises(ApiError):
+        await client.create_event(body)

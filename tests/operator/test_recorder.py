@@ -229,3 +229,35 @@ async def test_a_burst_is_posted_by_several_senders_never_two_of_one_key() -> No
     assert len(sink.created) == 10  # p0's copy became a series patch, not a second Event
     assert len(sink.patched) == 1 and sink.patched[0][1]["count"] == 2
     await rec.close()
+
+
+class StoringSink(Sink):
+    """An API server that stores the first POST but whose answer is lost, as during a
+    restart: the event exists, and the sender only learns that from the retry."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stored: dict[str, dict[str, Any]] = {}
+        self.lose_answers = 1
+
+    async def create_event(self, body: dict[str, Any]) -> str:
+        name = body["metadata"]["name"]
+        self.stored.setdefault(name, body)  # a second POST of one name is AlreadyExists
+        if self.lose_answers:
+            self.lose_answers -= 1
+            raise ApiUnavailable("connection reset after sending", maybe_sent=True)
+        return str(name)
+
+
+async def test_an_event_whose_answer_was_lost_is_sent_again_under_the_same_name() -> None:
+    sink = StoringSink()
+    rec = recorder(sink)
+    rec.record_event(event(pod="web", reason="Scheduled", type="Normal"))
+    await asyncio.wait_for(rec.flush(), 5)
+    assert len(sink.stored) == 1  # one Event object, not one per attempt
+    (name,) = sink.stored
+    assert name.startswith("web.")
+    rec.record_event(event(pod="web", reason="Scheduled", type="Normal"))
+    await asyncio.wait_for(rec.flush(), 5)
+    assert [n for n, _ in sink.patched] == [name]  # the series continues that Event
+    await rec.close()

@@ -487,15 +487,22 @@ class KubeClient:
 
     async def create_event(self, body: dict[str, Any]) -> str:
         meta = body["metadata"]
-        name = f"{body['involvedObject'].get('name', 'object')}.{time.time_ns():x}"
-        body = {**body, "metadata": {**meta, "name": name}}
-        await self.api.request(
-            "POST",
-            f"/api/v1/namespaces/{meta['namespace']}/events",
-            body,
-            guard=self._guard,
-            kind="events",
+        name = (
+            meta.get("name") or f"{body['involvedObject'].get('name', 'object')}.{time.time_ns():x}"
         )
+        body = {**body, "metadata": {**meta, "name": name}}
+        try:
+            await self.api.request(
+                "POST",
+                f"/api/v1/namespaces/{meta['namespace']}/events",
+                body,
+                guard=self._guard,
+                kind="events",
+            )
+        except ApiError as exc:
+            if exc.status != 409:
+                raise
+            # AlreadyExists: the POST of a retry whose first answer was lost; stored once.
         return name
 
     async def patch_event(self, namespace: str, name: str, patch: dict[str, Any]) -> None:

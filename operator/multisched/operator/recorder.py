@@ -95,7 +95,8 @@ class EventSink(Protocol):
     """The writes the recorder makes (``KubeClient`` implements them)."""
 
     async def create_event(self, body: dict[str, Any]) -> str:
-        """POST the Event; returns its name."""
+        """POST the Event (under ``metadata.name`` when given; an AlreadyExists answer then
+        means an earlier attempt was stored); returns its name."""
         ...
 
     async def patch_event(self, namespace: str, name: str, patch: dict[str, Any]) -> None:
@@ -104,13 +105,17 @@ class EventSink(Protocol):
 
 
 class _Event:
-    __slots__ = ("body", "count", "first", "last")
+    __slots__ = ("body", "count", "first", "last", "name")
 
     def __init__(self, body: dict[str, Any], stamp: str) -> None:
         self.body = body
         self.count = 1
         self.first = stamp
         self.last = stamp
+        #: Chosen at the first attempt and kept: a POST whose answer was lost is sent again
+        #: under the same name, so the API server stores one Event, not two (client-go names
+        #: an event once, when it is made).
+        self.name = ""
 
 
 class _Patch:
@@ -299,6 +304,10 @@ class Recorder:
                 return
         body = dict(job.body)
         body.update(count=job.count, firstTimestamp=job.first, lastTimestamp=job.last)
+        if not job.name:
+            involved = body.get("involvedObject") or {}
+            job.name = f"{involved.get('name') or 'object'}.{time.time_ns():x}"
+        body["metadata"] = {**(body.get("metadata") or {}), "name": job.name}
         name = await self.sink.create_event(body)
         self._series[key] = (str(body["metadata"]["namespace"]), name, job.count)
         if len(self._series) > MAX_SERIES:
