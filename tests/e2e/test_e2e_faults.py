@@ -196,8 +196,33 @@ def test_apiserver_restart_mid_burst(faults: FaultCluster) -> None:
                 f"outage, at most {MAX_PROBLEM_LINES_PER_OUTAGE} and no traceback wanted; "
                 f"most frequent: {summarize(lines)}"
             )
+    problems += scheduled_event_problems(fc.api, everything)
     verdict = fc.check(everything, [op])
     no_problems(verdict.problems + problems)
+
+
+def scheduled_event_problems(api: ClusterApi, keys: set[str], timeout: float = 30) -> list[str]:
+    """One ``Scheduled`` event per pod, counted as ``kubectl describe`` shows them (Event
+    objects times their count): a binding or an event resent after the restart must not
+    add a second one. Events are posted off the binding path, so wait for them first."""
+    deadline = time.monotonic() + timeout
+    while True:
+        events, _ = api.call(api.list_all("/api/v1/events", fieldSelector="reason=Scheduled"))
+        per_pod: dict[str, int] = defaultdict(int)
+        for ev in events:
+            obj = ev.get("involvedObject") or {}
+            per_pod[f"{obj.get('namespace')}/{obj.get('name')}"] += int(ev.get("count") or 1)
+        missing = keys - set(per_pod)
+        if not missing or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    twice = sorted(k for k in keys if per_pod.get(k, 0) > 1)
+    out = []
+    if twice:
+        out.append(f"{len(twice)} pods have more than one Scheduled event: {twice[:5]}")
+    if missing:
+        out.append(f"{len(missing)} bound pods have no Scheduled event: {sorted(missing)[:5]}")
+    return out
 
 
 # -- ghosts after a watch gap ----------------------------------------------------------------

@@ -425,3 +425,15 @@ async def test_other_event_refusals_stay_errors(
     body = {"metadata": {"namespace": "default"}, "involvedObject": {"kind": "Pod", "name": "w"}}
     with pytest.raises(ApiError):
         await client.create_event(body)
+
+
+@pytest.mark.parametrize("status", [429, 503])
+async def test_a_request_the_server_did_not_process_is_unavailable_not_refused(
+    kmock: KubernetesEmulator, client: KubeClient, status: int
+) -> None:
+    """503 "apiserver is shutting down" and 429 store nothing: the caller retries (the
+    recorder keeps the event, the binding cycle requeues quietly) instead of dropping it."""
+    kmock[lambda r: r.subresource == "binding"] << answer(status)
+    with pytest.raises(ApiUnavailable) as info:
+        await client.bind(make_pod("web"), "n1")
+    assert info.value.maybe_sent is False

@@ -68,6 +68,10 @@ class ApiUnreachable(ApiError, ApiUnavailable):
         self.maybe_sent = maybe_sent
 
 
+#: Answers that say the request was not processed at all: 503 (the API server is shutting
+#: down, or not ready) and 429 (API Priority and Fairness turned it away).
+_NOT_PROCESSED = frozenset({429, 503})
+
 #: 409 text of pods/binding when the pod already has a node (registry/core/pod/storage).
 _ASSIGNED = re.compile(r'already assigned to node "([^"]*)"')
 
@@ -208,15 +212,22 @@ class Api:
             raise _transport_error(exc) from None
         finally:
             _WIRE_GUARD.reset(token)
-        self.reachability.answered()
         data_out: Any = {}
         if raw:
             try:
                 data_out = orjson.loads(raw)
             except orjson.JSONDecodeError:
                 data_out = _decode_slowly(raw)
+        message = data_out.get("message", "") if isinstance(data_out, dict) else ""
+        if status in _NOT_PROCESSED:
+            # "apiserver is shutting down", or throttled: nothing was stored, and the same
+            # request may be sent again; not a refusal of this request (client-go retries).
+            # The server did answer, so this is no outage of its own: a graceful shutdown
+            # answers some requests and turns others away, and logging each flip would be
+            # noise; the lost connections that follow are logged once, as an outage.
+            raise ApiUnreachable(f"{message or reason} ({status})", maybe_sent=False)
+        self.reachability.answered()
         if not 200 <= status < 300:
-            message = data_out.get("message", "") if isinstance(data_out, dict) else ""
             raise ApiError(status, str(message or reason or ""))
         return data_out if isinstance(data_out, dict) else {}
 
