@@ -83,3 +83,17 @@ def test_kopf_retry_lines_are_demoted_and_its_final_failure_kept(
         "Request attempt #9/9 failed",
         "something else",
     ]
+
+
+async def test_failed_bindings_and_profile_readiness_are_exposed(
+    http: tuple[Client, Metrics, list[bool]],
+) -> None:
+    client, metrics, _ = http
+    metrics.track_profiles(lambda: {"team-a": True, "team-b": False})
+    metrics.binding_failed("my-scheduler", "error")
+    lines = set((await (await client.get("/metrics")).text()).splitlines())
+    assert 'multisched_binding_errors_total{profile="my-scheduler"} 1.0' in lines
+    # Counted among the attempts too, as upstream's failure handler counts it.
+    assert 'multisched_schedule_attempts_total{profile="my-scheduler",result="error"} 1.0' in lines
+    assert 'multisched_profile_ready{schedulerprofile="team-a"} 1.0' in lines
+    assert 'multisched_profile_ready{schedulerprofile="team-b"} 0.0' in lines

@@ -354,3 +354,31 @@ async def test_a_confirmed_binding_expires_only_after_the_assumed_pod_ttl() -> N
     clock.now += 2
     sched.housekeep()  # the watch never showed it: upstream drops the assumption
     assert cpu_on(sched, "big") == 0
+
+
+class FailureCounter:
+    def __init__(self) -> None:
+        self.failed: list[tuple[str, str]] = []
+
+    def attempt(self, profile: str, result: str, seconds: float) -> None:
+        pass
+
+    def bound(self, profile: str, binding_seconds: float, e2e_seconds: float) -> None:
+        pass
+
+    def binding_failed(self, profile: str, result: str) -> None:
+        self.failed.append((profile, result))
+
+    def plugin(self, plugin: str, extension_point: str, status: str, seconds: float) -> None:
+        pass
+
+
+async def test_a_failed_binding_is_counted_and_a_step_down_is_not() -> None:
+    observer = FailureCounter()
+    sched, client, _, _ = binder_scheduler(observer=observer)
+    client.error = RuntimeError("etcdserver: request timed out")
+    await schedule(sched, make_pod("web", scheduler_name="test", requests={"cpu": "1"}))
+    assert observer.failed == [("test", "error")]
+    client.error = NotLeading("not the leader any more; request not sent")
+    await schedule(sched, make_pod("other", scheduler_name="test", requests={"cpu": "1"}))
+    assert observer.failed == [("test", "error")]

@@ -167,6 +167,9 @@ class Recorder:
     def bound(self, profile: str, binding_seconds: float, e2e_seconds: float) -> None:
         pass
 
+    def binding_failed(self, profile: str, result: str) -> None:
+        pass
+
     def plugin(self, plugin: str, extension_point: str, status: str, seconds: float) -> None:
         assert seconds >= 0
         self.plugins.append((plugin, extension_point, status))

@@ -37,6 +37,21 @@ class _PendingPods(Collector):
         yield family
 
 
+class _ProfilesReady(Collector):
+    def __init__(self, ready: Callable[[], Mapping[str, bool]]) -> None:
+        self._ready = ready
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        family = GaugeMetricFamily(
+            "multisched_profile_ready",
+            "1 when the SchedulerProfile is Ready (in force as written), 0 when refused.",
+            labels=["schedulerprofile"],
+        )
+        for name, ready in sorted(self._ready().items()):
+            family.add_metric([name], 1.0 if ready else 0.0)
+        yield family
+
+
 class Metrics:
     """``scheduler.events.SchedulerObserver`` plus the process-level gauges."""
 
@@ -78,6 +93,13 @@ class Metrics:
             buckets=PLUGIN_BUCKETS,
             registry=self.registry,
         )
+        self.binding_errors = Counter(
+            "multisched_binding_errors",
+            "Binding cycles that failed after the pod was assumed (Permit rejection, PreBind "
+            "or Bind error), by profile; the pod is scheduled again.",
+            ["profile"],
+            registry=self.registry,
+        )
         self.leader = Gauge(
             "multisched_leader",
             "1 while this replica schedules (leader, or leader election off), else 0.",
@@ -88,6 +110,10 @@ class Metrics:
         """Export the queue sizes ``counts`` returns on each scrape."""
         self.registry.register(_PendingPods(counts))
 
+    def track_profiles(self, ready: Callable[[], Mapping[str, bool]]) -> None:
+        """Export each SchedulerProfile's Ready condition (1/0) on each scrape."""
+        self.registry.register(_ProfilesReady(ready))
+
     # -- SchedulerObserver ----------------------------------------------------------------
 
     def attempt(self, profile: str, result: str, seconds: float) -> None:
@@ -97,6 +123,11 @@ class Metrics:
     def bound(self, profile: str, binding_seconds: float, e2e_seconds: float) -> None:
         self.binding_duration.labels(profile).observe(binding_seconds)
         self.e2e_duration.labels(profile).observe(e2e_seconds)
+
+    def binding_failed(self, profile: str, result: str) -> None:
+        # Upstream's failure handler counts a failed binding cycle as an attempt too.
+        self.attempts.labels(result, profile).inc()
+        self.binding_errors.labels(profile).inc()
 
     def plugin(self, plugin: str, extension_point: str, status: str, seconds: float) -> None:
         # Called per plugin per node in a sampled cycle: ``labels()`` validates and locks on

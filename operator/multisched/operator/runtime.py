@@ -83,6 +83,9 @@ class Runtime:
         self.metrics.track_pending(self.scheduler.queue.pending_counts)
         self.cluster = ClusterInput(self.scheduler, self.client, self.may_write)
         self.book = ProfileBook(registry, self.scheduler.build_profiles)
+        self.metrics.track_profiles(
+            lambda: {name: v.ready for name, v in self.book.combined.verdicts.items()}
+        )
         self.profile_sync = ProfileSync(
             self.book, self.scheduler, self.client, api.api_client, self.cluster, self.may_write
         )

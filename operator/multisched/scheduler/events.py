@@ -28,6 +28,11 @@ class SchedulerObserver(Protocol):
 
     def bound(self, profile: str, binding_seconds: float, e2e_seconds: float) -> None: ...
 
+    def binding_failed(self, profile: str, result: str) -> None:
+        """A binding cycle failed after the pod was assumed; ``result`` is "unschedulable"
+        or "error", as upstream's failure handler counts it among the attempts."""
+        ...
+
     def plugin(self, plugin: str, extension_point: str, status: str, seconds: float) -> None:
         """One plugin call of a sampled cycle (upstream plugin_execution_duration_seconds)."""
         ...
@@ -41,4 +46,7 @@ class NullObserver:
         pass
 
     def bound(self, profile: str, binding_seconds: float, e2e_seconds: float) -> None:
+        pass
+
+    def binding_failed(self, profile: str, result: str) -> None:
         pass

@@ -548,6 +548,10 @@ class Scheduler:
             self.cache.forget_pod(assumed)
             self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
             rejected = status.is_rejected()
+            if not isinstance(cause, NotLeading):  # a step-down is no failure of the pod's
+                self.observer.binding_failed(
+                    fwk.profile_name, "unschedulable" if rejected else "error"
+                )
             await self._fail(
                 fwk,
                 qpi,
