@@ -233,6 +233,39 @@ def _add_live_commands(sub: Any) -> None:
     snap.add_argument("-o", "--output", dest="output_file", help="file to write (default: stdout)")
     snap.add_argument("--kubeconfig", help="path to the kubeconfig (default: $KUBECONFIG)")
     snap.set_defaults(func=_live("snapshot"))
+    _add_history_commands(sub)
+
+
+def _history(command: str) -> Any:
+    def run(args: argparse.Namespace) -> int:
+        from multisched.live import history
+
+        return history.cmd_history(args) if command == "history" else history.cmd_rollback(args)
+
+    return run
+
+
+def _add_history_commands(sub: Any) -> None:
+    hist = sub.add_parser("history", help="the specs a SchedulerProfile had in force")
+    hist.add_argument("kind", help="sp (SchedulerProfile), or sp/NAME")
+    hist.add_argument("name", nargs="?", help="the SchedulerProfile's name")
+    hist.add_argument("--revision", type=int, help="print the spec of this revision")
+    hist.add_argument("--kubeconfig", help="path to the kubeconfig (default: $KUBECONFIG)")
+    hist.set_defaults(func=_history("history"))
+    back = sub.add_parser("rollback", help="put an earlier spec of a SchedulerProfile back")
+    back.add_argument("kind", help="sp (SchedulerProfile), or sp/NAME")
+    back.add_argument("name", nargs="?", help="the SchedulerProfile's name")
+    back.add_argument(
+        "--to-revision", type=int, help="the revision to go back to (default: the previous one)"
+    )
+    back.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        help="seconds to wait for the scheduler's verdict on the rolled-back spec",
+    )
+    back.add_argument("--kubeconfig", help="path to the kubeconfig (default: $KUBECONFIG)")
+    back.set_defaults(func=_history("rollback"))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

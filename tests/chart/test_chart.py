@@ -160,15 +160,34 @@ def test_cluster_role_is_exactly_least_privilege(render: Render, replicas: int) 
     ]
 
 
+def _named(docs: list[Manifest], kind: str, suffix: str) -> Manifest:
+    (doc,) = [d for d in by_kind(docs, kind) if d["metadata"]["name"].endswith(suffix)]
+    return doc
+
+
 def test_leases_are_granted_only_in_the_release_namespace(render: Render) -> None:
     docs = render("replicas=2")
-    role = _only(docs, "Role")
+    role = _named(docs, "Role", "-leader-election")
     assert role["metadata"]["namespace"] == NAMESPACE
     assert _grants(role) == LEASE_RULES
-    binding = _only(docs, "RoleBinding")
+    binding = _named(docs, "RoleBinding", "-leader-election")
     assert binding["metadata"]["namespace"] == NAMESPACE
     assert binding["roleRef"]["name"] == role["metadata"]["name"]
     assert binding["roleRef"]["kind"] == "Role"
+
+
+def test_profile_history_is_kept_only_in_the_release_namespace(render: Render) -> None:
+    docs = render()
+    role = _named(docs, "Role", "-profile-history")
+    assert role["metadata"]["namespace"] == NAMESPACE
+    assert _grants(role) == {("apps", "controllerrevisions"): {"create", "list", "patch", "delete"}}
+    binding = _named(docs, "RoleBinding", "-profile-history")
+    assert binding["metadata"]["namespace"] == NAMESPACE
+    assert binding["roleRef"]["name"] == role["metadata"]["name"]
+    account = _only(docs, "ServiceAccount")["metadata"]["name"]
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": account, "namespace": NAMESPACE}
+    ]
 
 
 # --- replicas and leader election ---------------------------------------------------------
@@ -182,7 +201,10 @@ def test_single_replica_has_no_leader_election_or_pdb(render: Render) -> None:
     assert deployment["spec"]["strategy"] == {"type": "Recreate"}
     assert "topologySpreadConstraints" not in deployment["spec"]["template"]["spec"]
     assert by_kind(docs, "PodDisruptionBudget") == []
-    assert by_kind(docs, "Role") == [] and by_kind(docs, "RoleBinding") == []
+    leases = [
+        r for r in by_kind(docs, "Role") if r["metadata"]["name"].endswith("-leader-election")
+    ]
+    assert leases == []
     assert not any(a.startswith("--leader-elect") for a in _container(docs)["args"])
     assert by_kind(docs, "ServiceMonitor") == []
 
@@ -258,7 +280,7 @@ def test_leader_election_values(render: Render) -> None:
     # One replica with a Lease: rolling updates are safe, no PDB (it would block drains).
     assert "strategy" not in _only(docs, "Deployment")["spec"]
     assert by_kind(docs, "PodDisruptionBudget") == []
-    assert _grants(_only(docs, "Role")) == LEASE_RULES
+    assert _grants(_named(docs, "Role", "-leader-election")) == LEASE_RULES
     # The binary takes the chart's command line as it is.
     options = options_from_args(build_parser().parse_args(args[1:]), Options())
     options.check()

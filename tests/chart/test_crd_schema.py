@@ -44,7 +44,10 @@ def test_crd_names_scope_and_columns(crd: Manifest) -> None:
     assert (version["name"], version["served"], version["storage"]) == ("v1alpha1", True, True)
     assert version["subresources"] == {"status": {}}
     columns = {c["name"]: c for c in version["additionalPrinterColumns"]}
-    assert list(columns) == ["Schedulers", "Ready", "Reason", "Age"]
+    assert list(columns) == ["Schedulers", "Ready", "Reason", "Revision", "Age"]
+    assert columns["Revision"] == {
+        "name": "Revision", "type": "integer", "priority": 1, "jsonPath": ".status.revision"
+    }  # fmt: skip
     assert columns["Schedulers"]["jsonPath"] == ".status.profiles[*].schedulerName"
     assert columns["Ready"]["jsonPath"] == '.status.conditions[?(@.type=="Ready")].status'
     assert columns["Reason"]["priority"] == 1

@@ -216,6 +216,8 @@ class SchedulerProfileSpec(_SchedulingSettings):
     is a property of the process (``multisched run --leader-elect``), not of a profile."""
 
     profiles: list[Profile] = Field(min_length=1)
+    #: Earlier specs kept as ControllerRevisions (the operator's history, not scheduling).
+    revision_history_limit: int | None = Field(default=None, ge=0, le=1000)
 
 
 class KubeSchedulerConfiguration(_SchedulingSettings):

@@ -70,11 +70,29 @@ async def get_json(
     query: list[tuple[str, str]],
     timeout: float,
 ) -> dict[str, Any]:
+    return await request_json(api_client, "GET", path, query=query, timeout=timeout)
+
+
+async def request_json(
+    api_client: k8s.ApiClient,
+    method: str,
+    path: str,
+    body: dict[str, Any] | None = None,
+    *,
+    query: list[tuple[str, str]] | None = None,
+    timeout: float = 30.0,
+    content_type: str = "application/json",
+) -> dict[str, Any]:
+    """One request with a JSON body and answer; a non-2xx answer is ``ApiStatusError``."""
+    headers = {"Accept": "application/json"}
+    if body is not None:
+        headers["Content-Type"] = content_type
     resp = await api_client.call_api(
         path,
-        "GET",
-        query_params=query,
-        header_params={"Accept": "application/json"},
+        method,
+        query_params=query or [],
+        header_params=headers,
+        body=body,
         auth_settings=["BearerToken"],
         _preload_content=False,
         _request_timeout=timeout,
@@ -84,9 +102,9 @@ async def get_json(
     finally:
         resp.release()
     raise_for_status(resp.status, raw, str(resp.reason or ""))
-    data = json.loads(raw)
+    data = json.loads(raw) if raw else {}
     if not isinstance(data, dict):
-        raise ApiStatusError(resp.status, "InvalidResponse", f"GET {path}: not a JSON object")
+        raise ApiStatusError(resp.status, "InvalidResponse", f"{method} {path}: not a JSON object")
     return data
 
 

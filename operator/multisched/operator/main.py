@@ -64,6 +64,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--lease-namespace", help="namespace of the Lease (default kube-system)")
     parser.add_argument("--lease-name", help="name of the Lease (default multisched)")
+    parser.add_argument(
+        "--revision-namespace",
+        help="namespace of the SchedulerProfiles' revisions (default $POD_NAMESPACE, else default)",
+    )
     for flag, what in (
         ("lease-duration", "how long a lease is valid without renewal (default 15s)"),
         ("renew-deadline", "how long the leader tries to renew before it steps down (10s)"),
@@ -102,6 +106,8 @@ def options_from_args(args: argparse.Namespace, base: Options | None = None) -> 
         options = replace(options, lease_namespace=args.lease_namespace)
     if args.lease_name is not None:
         options = replace(options, lease_name=args.lease_name)
+    if args.revision_namespace is not None:
+        options = replace(options, revision_namespace=args.revision_namespace)
     if args.leader_elect_lease_duration is not None:
         options = replace(options, lease_duration=args.leader_elect_lease_duration)
     if args.leader_elect_renew_deadline is not None:

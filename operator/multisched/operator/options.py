@@ -77,6 +77,9 @@ class Options:
     housekeeping_seconds: float = 30.0
     #: Seconds between resending bindings whose response was lost (an API outage).
     lost_binding_retry_seconds: float = 2.0
+    #: Where the SchedulerProfiles' ControllerRevisions (history, rollback) are kept: the
+    #: operator's own namespace in a cluster.
+    revision_namespace: str = "default"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Options:
@@ -95,6 +98,9 @@ class Options:
             retry_period=defaults.retry_period if retry is None else retry,
             http_port=int(port) if port else DEFAULT_PORT,
             kubeconfig=env.get("MULTISCHED_KUBECONFIG") or None,
+            revision_namespace=env.get("MULTISCHED_REVISION_NAMESPACE")
+            or env.get("POD_NAMESPACE")
+            or defaults.revision_namespace,
         )
 
     def leader_election(self) -> LeaderElection:
@@ -141,11 +147,15 @@ class Options:
                 f"--leader-elect-renew-deadline {_seconds(renew)} (the deadline must exceed "
                 f"{JITTER_FACTOR} x the retry period)"
             )
-        if is_dns1123_label(self.lease_namespace):
-            raise ValueError(
-                f"--lease-namespace: {self.lease_namespace!r} is not a valid namespace name "
-                "(lower-case letters, digits and '-', at most 63 characters)"
-            )
+        for flag, namespace in (
+            ("--lease-namespace", self.lease_namespace),
+            ("--revision-namespace", self.revision_namespace),
+        ):
+            if is_dns1123_label(namespace):
+                raise ValueError(
+                    f"{flag}: {namespace!r} is not a valid namespace name "
+                    "(lower-case letters, digits and '-', at most 63 characters)"
+                )
         if is_dns1123_subdomain(self.lease_name):
             raise ValueError(
                 f"--lease-name: {self.lease_name!r} is not a valid Lease name "

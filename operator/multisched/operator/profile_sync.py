@@ -16,6 +16,7 @@ from typing import Any
 import aiohttp
 from kubernetes_asyncio import client as k8s
 
+from multisched.framework import NotLeading
 from multisched.informer import ApiStatusError, Resource, list_objects
 from multisched.scheduler import Scheduler
 
@@ -23,6 +24,7 @@ from .client import ApiError, KubeClient
 from .cluster_input import ClusterInput, object_key
 from .options import COMPONENT
 from .profiles import GROUP, PLURAL, VERSION, ProfileBook
+from .revisions import RevisionKeeper
 
 logger = logging.getLogger(__name__)
 
@@ -38,8 +40,10 @@ class ProfileSync:
         api_client: k8s.ApiClient,
         cluster: ClusterInput,
         may_write: Callable[[], bool],
+        revisions: RevisionKeeper | None = None,
     ) -> None:
         self.book = book
+        self.revisions = revisions
         self.scheduler = scheduler
         self.client = client
         self.api_client = api_client
@@ -65,7 +69,7 @@ class ProfileSync:
             self._warned.pop(name, None)
         await self._reconfigure()
         await self._report_problems()
-        await self.sync_statuses(self.book.objects)
+        await self.publish()
 
     async def _reconfigure(self) -> None:
         before = set(self.scheduler.profiles)
@@ -97,6 +101,29 @@ class ProfileSync:
                 )
             except Exception as exc:
                 logger.warning("could not post an event for SchedulerProfile %s: %s", name, exc)
+
+    async def publish(self) -> None:
+        """Revisions of the specs newly in force, then every status that differs."""
+        await self.record_revisions()
+        await self.sync_statuses(self.book.objects)
+
+    async def record_revisions(self) -> None:
+        """A ControllerRevision for each spec newly put in force (revisions.py). A failure
+        (RBAC, an outage) costs the history an entry, never the scheduling: it is logged
+        and tried again with the next change or resync."""
+        if self.revisions is None or not self.may_write():
+            return
+        for obj in self.book.unrecorded():
+            try:
+                obj.revision = await self.revisions.record(
+                    obj.name, obj.uid, obj.generation, obj.applied_spec, obj.annotations
+                )
+            except (ApiError, NotLeading) as exc:
+                logger.warning(
+                    "could not record a revision of SchedulerProfile %s: %s", obj.name, exc
+                )
+                continue
+            obj.revision_generation = obj.generation
 
     async def sync_statuses(self, names: Iterable[str]) -> None:
         if not self.may_write():

@@ -63,6 +63,13 @@ class ProfileObject:
     applied_generation: int | None = None
     #: Why the current generation is not applied (ConfigError text), or None.
     error: str | None = None
+    #: The spec (as written) and annotations of the generation in force, for its revision.
+    applied_spec: Mapping[str, Any] = field(default_factory=dict)
+    annotations: Mapping[str, str] = field(default_factory=dict)
+    #: The ControllerRevision of the spec in force: its name and number (None: not yet).
+    revision: tuple[str, int] | None = None
+    #: The generation ``revision`` was recorded for.
+    revision_generation: int | None = None
 
     @property
     def order(self) -> tuple[str, str]:
@@ -187,6 +194,8 @@ class ProfileBook:
             return True
         obj.config, obj.frameworks = config, frameworks
         obj.applied_generation = generation
+        obj.applied_spec = raw
+        obj.annotations = dict((body.get("metadata") or {}).get("annotations") or {})
         obj.error = None
         return True
 
@@ -291,20 +300,37 @@ class ProfileBook:
             )
             or now_time(),
         }
-        desired = {
+        desired: dict[str, Any] = {
             "observedGeneration": obj.generation,
             "profiles": [profile_summary(p) for p in verdict.in_effect],
             "conditions": [condition],
         }
+        if obj.revision is not None:
+            desired["currentRevision"], desired["revision"] = obj.revision
         fields = ("type", "status", "reason", "message", "observedGeneration")
         same_condition = old is not None and all(old.get(k) == condition[k] for k in fields)
         if (
             same_condition
             and current.get("observedGeneration") == obj.generation
             and list(current.get("profiles") or []) == desired["profiles"]
+            and current.get("currentRevision") == desired.get("currentRevision")
+            and current.get("revision") == desired.get("revision")
         ):
             return None
         return desired
+
+    def unrecorded(self) -> list[ProfileObject]:
+        """Objects whose spec in force (Ready) has no revision yet: a refused edit, or a
+        spec that lost its name to an older object, is no revision."""
+        return [
+            obj
+            for name, obj in self.objects.items()
+            if obj.applied_generation is not None
+            and obj.applied_generation == obj.generation
+            and obj.revision_generation != obj.applied_generation
+            and (verdict := self.combined.verdicts.get(name)) is not None
+            and verdict.ready
+        ]
 
     def involved(self, name: str) -> dict[str, Any]:
         """An ``involvedObject`` reference for events about the object."""

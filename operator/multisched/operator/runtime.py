@@ -36,6 +36,7 @@ from .metrics import Metrics
 from .options import Options
 from .profile_sync import ProfileSync
 from .profiles import ProfileBook
+from .revisions import RevisionKeeper
 
 logger = logging.getLogger(__name__)
 
@@ -87,7 +88,13 @@ class Runtime:
             lambda: {name: v.ready for name, v in self.book.combined.verdicts.items()}
         )
         self.profile_sync = ProfileSync(
-            self.book, self.scheduler, self.client, api.api_client, self.cluster, self.may_write
+            self.book,
+            self.scheduler,
+            self.client,
+            api.api_client,
+            self.cluster,
+            self.may_write,
+            RevisionKeeper(api, options.revision_namespace, self.may_write),
         )
         #: The informers behind ``cluster``; built by ``start``.
         self.intake: Intake | None = None
@@ -211,7 +218,7 @@ class Runtime:
         )
         if not was:
             # The previous leader may have left statuses behind; they are ours to write now.
-            self._spawn(self.profile_sync.sync_statuses(self.book.objects))
+            self._spawn(self.profile_sync.publish())
 
     def _stop_loop(self) -> None:
         """Stop at once: no new cycle starts, and bindings not yet posted are refused."""
@@ -258,4 +265,4 @@ class Runtime:
             await asyncio.sleep(self.options.housekeeping_seconds)
             self.scheduler.housekeep()
             self.profile_sync.resync()
-            await self.profile_sync.sync_statuses(self.book.objects)
+            await self.profile_sync.publish()

@@ -1,0 +1,54 @@
+"""``history``/``rollback`` argument handling and revision choice (the round trip against a
+real API server is tests/e2e/test_e2e_history.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from multisched.cli import main
+from multisched.live.history import history_table, pick, profile_name
+from multisched.live.reading import LiveError
+
+
+def rev(name: str, number: int, **notes: str) -> dict[str, Any]:
+    return {"metadata": {"name": name, "annotations": notes}, "revision": number}
+
+
+@pytest.mark.parametrize(
+    ("kind", "name"), [("sp", "a"), ("schedulerprofile", "a"), ("sp/a", None), ("SP", "a")]
+)
+def test_the_profile_is_named_as_kubectl_names_it(kind: str, name: str | None) -> None:
+    assert profile_name(kind, name) == "a"
+
+
+def test_other_kinds_are_refused_before_any_request(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rollback", "deployment", "web", "--kubeconfig", "/nonexistent"]) == 2
+    assert capsys.readouterr().err == (
+        'error: unknown resource "deployment": history is kept for SchedulerProfiles (sp)\n'
+    )
+    with pytest.raises(LiveError, match="name is required"):
+        profile_name("sp", None)
+
+
+def test_rollback_goes_to_the_newest_revision_before_the_one_in_force() -> None:
+    revisions = [rev("p-1", 1), rev("p-2", 2), rev("p-3", 3)]
+    assert pick(revisions, "p-3", None)["revision"] == 2
+    assert pick(revisions, "p-2", None)["revision"] == 1  # after a rollback to 2
+    assert pick(revisions, "p-3", 1)["revision"] == 1
+    with pytest.raises(LiveError, match=r"revision 7 not found \(revisions: 1, 2, 3\)"):
+        pick(revisions, "p-3", 7)
+    with pytest.raises(LiveError, match="no earlier revision"):
+        pick([rev("p-1", 1)], "p-1", None)
+
+
+def test_history_marks_the_revision_in_force() -> None:
+    table = history_table(
+        {"status": {"currentRevision": "p-2"}},
+        [rev("p-1", 1, **{"multisched.dev/generation": "1"}), rev("p-2", 2)],
+    )
+    header, first, second = table.splitlines()
+    assert header.split() == ["REVISION", "IN", "FORCE", "GENERATION", "CREATED", "CHANGE-CAUSE"]
+    assert first.split() == ["1", "1"]
+    assert second.split() == ["2", "*"]
