@@ -48,6 +48,10 @@ BUILTINS = (
     plugin("NodeAffinity", "preFilter", "filter", "preScore", "score"),
     plugin("NodePorts", "preFilter", "filter"),
     plugin("NodeResourcesFit", "preFilter", "filter", "preScore", "score"),
+    plugin("VolumeRestrictions", "preFilter", "filter"),
+    plugin("NodeVolumeLimits", "preFilter", "filter"),
+    plugin("VolumeBinding", "preFilter", "filter", "reserve", "preBind"),
+    plugin("VolumeZone", "preFilter", "filter"),
     plugin("PodTopologySpread", "preFilter", "filter", "preScore", "score"),
     plugin(
         "InterPodAffinity", "preFilter", "filter", "preScore", "score", args=InterPodAffinityArgs

@@ -22,6 +22,10 @@ DEFAULT_FILTER = (
     "NodeAffinity",
     "NodePorts",
     "NodeResourcesFit",
+    "VolumeRestrictions",
+    "NodeVolumeLimits",
+    "VolumeBinding",
+    "VolumeZone",
     "PodTopologySpread",
     "InterPodAffinity",
 )
@@ -79,6 +83,10 @@ def test_default_profile_matches_upstream_expanded_plugins() -> None:
             "NodeAffinity",
             "NodePorts",
             "NodeResourcesFit",
+            "VolumeRestrictions",
+            "NodeVolumeLimits",
+            "VolumeBinding",
+            "VolumeZone",
             "PodTopologySpread",
             "InterPodAffinity",
         ),
@@ -86,9 +94,9 @@ def test_default_profile_matches_upstream_expanded_plugins() -> None:
         "postFilter": ("DefaultPreemption",),
         "preScore": DEFAULT_PRE_SCORE,
         "score": DEFAULT_SCORE,
-        "reserve": (),
+        "reserve": ("VolumeBinding",),
         "permit": (),
-        "preBind": (),
+        "preBind": ("VolumeBinding",),
         "bind": ("DefaultBinder",),
         "postBind": (),
     }
@@ -175,6 +183,10 @@ def test_explicit_filter_order_comes_first() -> None:
         "NodeUnschedulable",
         "NodeAffinity",
         "NodePorts",
+        "VolumeRestrictions",
+        "NodeVolumeLimits",
+        "VolumeBinding",
+        "VolumeZone",
         "PodTopologySpread",
         "InterPodAffinity",
     )
@@ -254,8 +266,8 @@ def test_plugin_args_validated_and_only_for_running_plugins() -> None:
 def test_disabling_unsupported_plugin_is_a_noop() -> None:
     prof = one(
         {
-            "filter": {"disabled": named("VolumeBinding")},
-            "multiPoint": {"disabled": named("VolumeZone")},
+            "filter": {"disabled": named("EBSLimits")},
+            "multiPoint": {"disabled": named("GCEPDLimits")},
         }
     )
     assert prof.plugins["filter"] == DEFAULT_FILTER
@@ -307,18 +319,19 @@ def test_unknown_plugin_with_suggestion() -> None:
 
 @pytest.mark.parametrize("point", ["multiPoint", "filter"])
 def test_unsupported_volume_plugin(point: str) -> None:
-    assert profile_problems({point: {"enabled": named("VolumeBinding")}}) == [
-        f"profiles[0](p).plugins.{point}.enabled[0](VolumeBinding): plugin VolumeBinding is not "
-        "supported by multisched (volume plugins are out of scope)"
+    assert profile_problems({point: {"enabled": named("EBSLimits")}}) == [
+        f"profiles[0](p).plugins.{point}.enabled[0](EBSLimits): plugin EBSLimits is not "
+        "supported by multisched (in-tree volume limits are counted by NodeVolumeLimits through "
+        "CSI migration)"
     ]
 
 
 def test_unsupported_plugin_config() -> None:
     assert profile_problems(
-        pluginConfig=[{"name": "VolumeBinding", "args": {"bindTimeoutSeconds": 600}}]
+        pluginConfig=[{"name": "DynamicResources", "args": {}}]
     ) == [
-        "profiles[0](p).pluginConfig[0](VolumeBinding): plugin VolumeBinding is not supported by "
-        "multisched (volume plugins are out of scope)"
+        "profiles[0](p).pluginConfig[0](DynamicResources): plugin DynamicResources is not "
+        "supported by multisched (dynamic resource allocation is out of scope)"
     ]
 
 

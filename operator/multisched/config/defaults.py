@@ -1,5 +1,6 @@
 """Upstream's default plugins (``getDefaultPlugins`` in pkg/scheduler/apis/config/v1/
-default_plugins.go) minus the volume plugins, which multisched does not implement.
+default_plugins.go) minus the in-tree volume limits (EBSLimits, GCEPDLimits, AzureDiskLimits),
+which count only in-tree volumes of nodes that have not migrated them to CSI drivers.
 
 Defaults only populate multiPoint; every specific point starts empty and is filled by the
 framework's multiPoint expansion, exactly as upstream since v1beta3.
@@ -9,8 +10,8 @@ from __future__ import annotations
 
 from .models import Plugin, Plugins, PluginSet
 
-#: Upstream order and weights; the volume plugins upstream lists between NodeResourcesFit
-#: and PodTopologySpread (and DynamicResources before DefaultPreemption) are left out.
+#: Upstream order and weights; the in-tree volume limits upstream lists beside
+#: NodeVolumeLimits (and DynamicResources, alpha, before DefaultPreemption) are left out.
 DEFAULT_MULTI_POINT: tuple[Plugin, ...] = (
     Plugin(name="SchedulingGates"),
     Plugin(name="PrioritySort"),
@@ -20,6 +21,10 @@ DEFAULT_MULTI_POINT: tuple[Plugin, ...] = (
     Plugin(name="NodeAffinity", weight=2),
     Plugin(name="NodePorts"),
     Plugin(name="NodeResourcesFit", weight=1),
+    Plugin(name="VolumeRestrictions"),
+    Plugin(name="NodeVolumeLimits"),
+    Plugin(name="VolumeBinding"),
+    Plugin(name="VolumeZone"),
     Plugin(name="PodTopologySpread", weight=2),
     Plugin(name="InterPodAffinity", weight=2),
     Plugin(name="DefaultPreemption"),
@@ -28,13 +33,10 @@ DEFAULT_MULTI_POINT: tuple[Plugin, ...] = (
     Plugin(name="DefaultBinder"),
 )
 
-#: Upstream plugins multisched refuses to enable: they need PV/PVC/CSI/DRA state we don't track.
+#: Upstream plugins multisched refuses to enable: the in-tree volume limits (CSI migration
+#: made NodeVolumeLimits count those volumes) and dynamic resource allocation.
 UNSUPPORTED_PLUGINS: frozenset[str] = frozenset(
     {
-        "VolumeBinding",
-        "VolumeRestrictions",
-        "VolumeZone",
-        "NodeVolumeLimits",
         "EBSLimits",
         "GCEPDLimits",
         "AzureDiskLimits",
@@ -48,7 +50,7 @@ def unsupported_message(name: str) -> str:
     scope = (
         "dynamic resource allocation is out of scope"
         if name == "DynamicResources"
-        else "volume plugins are out of scope"
+        else "in-tree volume limits are counted by NodeVolumeLimits through CSI migration"
     )
     return f"plugin {name} is not supported by multisched ({scope})"
 

@@ -509,10 +509,12 @@ class Scheduler:
             # Waiting at Permit holds no slot: a gang of any size cannot starve the rest.
             status = await fwk.wait_on_permit(assumed)
             if status is None:
+                # PreBind holds no slot either: VolumeBinding waits there for the PV
+                # controller, up to bindTimeoutSeconds.
+                status = await fwk.run_pre_bind(state, assumed, host)
+            if status is None:
                 async with self._bind_slots:
-                    status = await fwk.run_pre_bind(state, assumed, host)
-                    if status is None:
-                        status = await fwk.run_bind(state, assumed, host)
+                    status = await fwk.run_bind(state, assumed, host)
         except Exception as exc:
             logger.exception("binding cycle of %s failed", pod.key)
             status = Status(Code.ERROR, str(exc))

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from multisched.cache import Cache, NodeError, PodError, PodInfo
-from multisched.cache.volumes import resource_version
+from multisched.cache.volumes import NAMESPACED_VOLUME_KINDS, VOLUME_KINDS
 from multisched.config.loader import embedded_configs
 from multisched.config.resolved import ResolvedConfig
 from multisched.framework import Registry
@@ -27,6 +27,7 @@ from multisched.validation import (
 from multisched.validation.core import SYSTEM_PRIORITY_CLASSES
 
 from .scheduler import Outcome, Scheduler
+from .sim_volumes import SimVolumeController
 
 #: Rounds of "drain the queue, then retry pods that preemption made room for".
 MAX_ROUNDS = 4
@@ -57,6 +58,7 @@ class SimClient:
         self._ref = scheduler_ref
         self.preempted: dict[str, str] = {}
         self.nominated: dict[str, str] = {}
+        self.volumes: SimVolumeController | None = None
 
     async def bind(self, pod: PodInfo, node_name: str) -> None:
         # The pod as the API would echo it: a copy with nodeName set (parsing it again
@@ -76,12 +78,15 @@ class SimClient:
         self.nominated[pod.key] = node_name
 
     async def update_storage_object(self, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
-        """Stored at once, one resourceVersion newer, as the API server would store it."""
-        meta = dict(obj.get("metadata") or {})
-        meta["resourceVersion"] = str(resource_version(obj) + 1)
-        stored = {**obj, "metadata": meta}
-        self._ref[0].on_storage_object(kind, stored)
-        return stored
+        """Stored at once, and bound (or provisioned and bound) at once, as the PV
+        controller and a provisioner would (sim_volumes.py)."""
+        scheduler = self._ref[0]
+        if self.volumes is None:
+            self.volumes = SimVolumeController(scheduler.cache.volumes)
+        changes = self.volumes.write(kind, obj)
+        for changed_kind, changed in changes:
+            scheduler.on_storage_object(changed_kind, changed)
+        return changes[0][1]
 
 
 class Placement:
@@ -119,6 +124,8 @@ class ClusterInput:
         self.preemption_policies: dict[str, str] = {}
         self.namespaces: dict[str, dict[str, str]] = {}
         self.pdbs: dict[str, dict[str, Any]] = {}
+        #: PersistentVolumes, claims, StorageClasses and CSI objects, as (kind, object).
+        self.storage: list[tuple[str, dict[str, Any]]] = []
         self.configs: list[tuple[str, dict[str, Any]]] = []
         self._seen: dict[tuple[str, str], str] = {}
         self._default_class = ""
@@ -158,7 +165,7 @@ class ClusterInput:
             return []
         namespace = meta.get("namespace") if isinstance(meta, Mapping) else None
         key = name
-        if doc.kind in ("Pod", "PodDisruptionBudget"):
+        if doc.kind in ("Pod", "PodDisruptionBudget", *NAMESPACED_VOLUME_KINDS):
             key = f"{namespace if isinstance(namespace, str) and namespace else 'default'}/{name}"
         first = self._seen.setdefault((doc.kind, key), doc.index)
         if first == doc.index:
@@ -201,6 +208,10 @@ class ClusterInput:
             self.namespaces[name] = dict(meta.get("labels") or {})
         elif kind == "PodDisruptionBudget":
             self.pdbs[key] = raw
+        elif kind in VOLUME_KINDS:
+            if kind in NAMESPACED_VOLUME_KINDS and not meta.get("namespace"):
+                raw = {**raw, "metadata": {**meta, "namespace": "default"}}
+            self.storage.append((kind, raw))
         return []
 
     def priority_of(self, label: str, raw: Mapping[str, Any]) -> int:
@@ -218,6 +229,8 @@ class ClusterInput:
             cache.set_namespace(ns, labels)
         for key, pdb in self.pdbs.items():
             cache.set_pdb(key, pdb)
+        for kind, obj in self.storage:
+            cache.volumes.upsert(kind, obj)
         for raw in self.nodes:
             try:
                 cache.add_node(raw)

@@ -1,0 +1,258 @@
+"""VolumeBinding (upstream ``volumebinding/volume_binding.go``): a pod's persistent volumes
+decide where it can run, the PVs chosen for its unbound claims are promised to it in
+Reserve, and written (PV claimRef, or the claim's selected-node) in PreBind, which then waits
+for the PV controller to bind them.
+
+A pod without claims is skipped in PreFilter and costs nothing after that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import ClassVar
+
+from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic.alias_generators import to_camel
+
+from multisched.cache import AssumeError, NodeInfo, PodInfo
+from multisched.cache.volumes import (
+    CSI_DRIVER,
+    CSI_NODE,
+    CSI_STORAGE_CAPACITY,
+    PERSISTENT_VOLUME,
+    PERSISTENT_VOLUME_CLAIM,
+    STORAGE_CLASS,
+)
+from multisched.framework import (
+    ApiUnavailable,
+    Code,
+    CycleState,
+    Handle,
+    NotLeading,
+    PreFilterResult,
+    Status,
+)
+from multisched.queue.events import ADD, NODE, UPDATE, UPDATE_NODE_LABEL, ClusterEvent
+
+from .._label_validation import aggregate, invalid
+from .binder import (
+    Binder,
+    BindingError,
+    PodVolumeClaims,
+    PodVolumes,
+    claim_names,
+    ephemeral_owner_error,
+)
+from .matching import SelectorUnusable
+
+NAME = "VolumeBinding"
+STATE_KEY = NAME
+DEFAULT_BIND_TIMEOUT_SECONDS = 600
+ERR_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
+
+
+class UtilizationShapePoint(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    utilization: int
+    score: int
+
+
+class VolumeBindingArgs(BaseModel):
+    """Upstream ``VolumeBindingArgs``; ``shape`` needs the alpha VolumeCapacityPriority
+    gate, off in v1.28, so any shape is refused as upstream refuses it."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", strict=True
+    )
+
+    bind_timeout_seconds: int = DEFAULT_BIND_TIMEOUT_SECONDS
+    shape: list[UtilizationShapePoint] | None = None
+
+    @model_validator(mode="after")
+    def _validate(self) -> VolumeBindingArgs:
+        errs = []
+        if self.bind_timeout_seconds < 0:
+            errs.append(
+                invalid(
+                    "bindTimeoutSeconds",
+                    self.bind_timeout_seconds,
+                    "invalid BindTimeoutSeconds, should not be a negative value",
+                )
+            )
+        if self.shape is not None:
+            errs.append(
+                invalid(
+                    "shape",
+                    [p.model_dump() for p in self.shape],
+                    "unsupported when VolumeCapacityPriority feature is disabled",
+                )
+            )
+        if errs:
+            raise ValueError(aggregate(errs))
+        return self
+
+
+class _State:
+    __slots__ = ("all_bound", "by_node", "claims")
+
+    def __init__(self, claims: PodVolumeClaims | None) -> None:
+        self.claims = claims
+        #: Node name -> what binding there takes (filled by Filter).
+        self.by_node: dict[str, PodVolumes] = {}
+        self.all_bound = False
+
+
+class VolumeBinding:
+    name = NAME
+    args_model: ClassVar[type[BaseModel] | None] = VolumeBindingArgs
+
+    def __init__(self, args: VolumeBindingArgs | None, handle: Handle) -> None:
+        args = args or VolumeBindingArgs()
+        self.handle = handle
+        self.bind_timeout = float(args.bind_timeout_seconds)
+
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        return (
+            ClusterEvent(STORAGE_CLASS, ADD | UPDATE),
+            ClusterEvent(PERSISTENT_VOLUME_CLAIM, ADD | UPDATE),
+            ClusterEvent(PERSISTENT_VOLUME, ADD | UPDATE),
+            ClusterEvent(NODE, ADD | UPDATE_NODE_LABEL),
+            ClusterEvent(CSI_NODE, ADD | UPDATE),
+            ClusterEvent(CSI_DRIVER, ADD | UPDATE),
+            ClusterEvent(CSI_STORAGE_CAPACITY, ADD | UPDATE),
+        )
+
+    def _binder(self) -> Binder:
+        return Binder(self.handle.snapshot.volumes, self.bind_timeout)
+
+    # -- PreFilter ------------------------------------------------------------------------
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        if not pod.volumes:
+            state.write(STATE_KEY, _State(None))
+            return None, Status.skip()
+        problem, has_claims = self._claims_problem(pod)
+        if problem is not None:
+            return None, Status.unresolvable(problem)
+        if not has_claims:
+            state.write(STATE_KEY, _State(None))
+            return None, Status.skip()
+        binder = self._binder()
+        try:
+            claims = binder.pod_volume_claims(pod)
+        except (BindingError, SelectorUnusable) as exc:
+            return None, Status.error(str(exc))
+        if claims.immediate:
+            return None, Status.unresolvable(ERR_UNBOUND_IMMEDIATE)
+        eligible = binder.eligible_nodes(claims.bound)
+        state.write(STATE_KEY, _State(claims))
+        return (PreFilterResult(eligible) if eligible is not None else None), None
+
+    def _claims_problem(self, pod: PodInfo) -> tuple[str | None, bool]:
+        """``podHasPVCs``: what is wrong with the claims as the API stores them."""
+        pvcs = self.handle.snapshot.volumes.pvcs
+        has_claims = False
+        for name, ephemeral in claim_names(pod):
+            has_claims = True
+            claim = pvcs.get_api_obj(f"{pod.namespace}/{name}")
+            if claim is None:
+                if ephemeral:
+                    return (
+                        "waiting for ephemeral volume controller to create the "
+                        f'persistentvolumeclaim "{name}"',
+                        True,
+                    )
+                return f'persistentvolumeclaim "{name}" not found', True
+            meta = claim.get("metadata") or {}
+            if (claim.get("status") or {}).get("phase") == "Lost":
+                volume = (claim.get("spec") or {}).get("volumeName") or ""
+                return (
+                    f'persistentvolumeclaim "{name}" bound to non-existent persistentvolume '
+                    f'"{volume}"',
+                    True,
+                )
+            if meta.get("deletionTimestamp") is not None:
+                return f'persistentvolumeclaim "{name}" is being deleted', True
+            if ephemeral:
+                owner = ephemeral_owner_error(pod, claim)
+                if owner is not None:
+                    return owner, True
+        return None, has_claims
+
+    def pre_filter_extensions(self) -> None:
+        return None
+
+    # -- Filter ---------------------------------------------------------------------------
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        data: _State = state.read(STATE_KEY)
+        if data.claims is None:
+            return None
+        try:
+            volumes, reasons = self._binder().find_pod_volumes(pod, data.claims, node)
+        except BindingError as exc:
+            return Status.error(str(exc))
+        if reasons:
+            return Status.unresolvable(*reasons)
+        data.by_node[node.name] = volumes
+        return None
+
+    # -- Reserve / Unreserve ----------------------------------------------------------------
+
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        data: _State | None = state.get(STATE_KEY)
+        if data is None or data.claims is None:
+            return None
+        volumes = data.by_node.get(node_name)
+        if volumes is None:
+            data.all_bound = True
+            return None
+        try:
+            data.all_bound = self._binder().assume(pod, node_name, volumes)
+        except AssumeError as exc:
+            return Status.error(str(exc))
+        return None
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        data: _State | None = state.get(STATE_KEY)
+        if data is None:
+            return
+        volumes = data.by_node.get(node_name)
+        if volumes is not None:
+            self._binder().revert(volumes)
+
+    # -- PreBind --------------------------------------------------------------------------
+
+    async def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        data: _State | None = state.get(STATE_KEY)
+        if data is None or data.claims is None or data.all_bound:
+            return None
+        volumes = data.by_node.get(node_name)
+        if volumes is None:
+            return Status.error(f'no pod volumes found for node "{node_name}"')
+        client = self.handle.client
+        if client is None:
+            return Status.error("no API client to bind volumes with")
+        try:
+            await self._binder().bind(
+                pod, node_name, volumes, client.update_storage_object, self._node_labels
+            )
+        except BindingError as exc:
+            return Status.error(str(exc))
+        except (ApiUnavailable, NotLeading) as exc:
+            # Nothing half-done can bind the pod: the claims written so far are the PV
+            # controller's to finish, and the next attempt finds them bound.
+            return Status.error(f"binding volumes: {exc}")
+        except Exception as exc:  # an API refusal (409 conflict, 403): retried as upstream
+            return Status(Code.ERROR, f"binding volumes: {exc or type(exc).__name__}")
+        return None
+
+    def _node_labels(self, name: str) -> Mapping[str, str] | None:
+        node = self.handle.snapshot.get(name)
+        return node.labels if node is not None and node.raw else None
+
+
+PLUGIN = VolumeBinding
