@@ -327,9 +327,7 @@ def test_unsupported_volume_plugin(point: str) -> None:
 
 
 def test_unsupported_plugin_config() -> None:
-    assert profile_problems(
-        pluginConfig=[{"name": "DynamicResources", "args": {}}]
-    ) == [
+    assert profile_problems(pluginConfig=[{"name": "DynamicResources", "args": {}}]) == [
         "profiles[0](p).pluginConfig[0](DynamicResources): plugin DynamicResources is not "
         "supported by multisched (dynamic resource allocation is out of scope)"
     ]
