@@ -198,8 +198,12 @@ class Binder:
             if unbound_ok and to_match:
                 unbound_ok, static, unmatched = self._find_matching(claims, to_match, labels)
                 to_provision += unmatched
-            if unbound_ok and to_provision:
-                unbound_ok, enough_storage, dynamic = self._check_provisions(to_provision, node)
+            if unbound_ok or to_provision:
+                # Claims no PV fits may still be provisioned: that check has the last word.
+                if to_provision:
+                    unbound_ok, enough_storage, dynamic = self._check_provisions(
+                        to_provision, node
+                    )
         reasons = []
         if not bound_ok:
             reasons.append(ERR_REASON_NODE_CONFLICT)
