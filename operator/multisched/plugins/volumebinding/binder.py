@@ -183,7 +183,7 @@ class Binder:
         dynamic: list[Obj] = []
         if claims.bound:
             bound_ok, pvs_found = self._check_bound_claims(claims.bound, labels)
-        if claims.delay_binding and bound_ok and pvs_found:
+        if claims.delay_binding:
             to_provision: list[Obj] = []
             to_match: list[Obj] = []
             for claim in claims.delay_binding:
@@ -191,19 +191,17 @@ class Binder:
                 if selected is None:
                     to_match.append(claim)
                 elif selected != node.name:
-                    unbound_ok = False
+                    unbound_ok = False  # provisioning already asked for on another node
+                    to_provision = to_match = []
                     break
                 else:
                     to_provision.append(claim)
-            if unbound_ok and to_match:
+            if to_match:
                 unbound_ok, static, unmatched = self._find_matching(claims, to_match, labels)
                 to_provision += unmatched
-            if unbound_ok or to_provision:
+            if to_provision:
                 # Claims no PV fits may still be provisioned: that check has the last word.
-                if to_provision:
-                    unbound_ok, enough_storage, dynamic = self._check_provisions(
-                        to_provision, node
-                    )
+                unbound_ok, enough_storage, dynamic = self._check_provisions(to_provision, node)
         reasons = []
         if not bound_ok:
             reasons.append(ERR_REASON_NODE_CONFLICT)
