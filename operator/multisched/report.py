@@ -24,6 +24,8 @@ def _record(p: Placement, explain: bool) -> dict[str, Any]:
     }
     if p.nominated_node:
         rec["nominatedNodeName"] = p.nominated_node
+    if p.volumes:
+        rec["volumes"] = p.volumes
     if explain and p.outcome is not None:
         rec["explain"] = _explain(p)
     return rec
@@ -82,7 +84,7 @@ def _table(records: list[dict[str, Any]], result: SimulationResult) -> str:
                 r["schedulerName"],
                 r["status"],
                 r["node"] or "<none>",
-                r["message"] if r["status"] != "Scheduled" else "",
+                r["message"] if r["status"] != "Scheduled" else _volumes_text(r),
             )
         )
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
@@ -96,6 +98,17 @@ def _table(records: list[dict[str, Any]], result: SimulationResult) -> str:
     for victim, reason in sorted(result.preempted.items()):
         lines.append(f"preempted {victim}: {reason}")
     return "\n".join(line.rstrip() for line in lines) + "\n"
+
+
+def _volumes_text(record: dict[str, Any]) -> str:
+    """``volumes: data->pv-n2, logs->pvc-1 (provisioned, selected-node n1)``."""
+    parts = []
+    for v in record.get("volumes") or ():
+        text = f"{v['claim']}->{v['volume'] or '?'}"
+        if "selectedNode" in v:
+            text += f" (provisioned, selected-node {v['selectedNode']})"
+        parts.append(text)
+    return f"volumes: {', '.join(parts)}" if parts else ""
 
 
 def _explain_lines(explain: dict[str, Any]) -> list[str]:

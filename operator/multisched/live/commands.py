@@ -48,7 +48,9 @@ def _warn(lines: Sequence[str]) -> None:
 
 
 def _read(kubeconfig: str | None) -> LiveCluster:
-    return asyncio.run(read(kubeconfig))
+    cluster = asyncio.run(read(kubeconfig))
+    _warn(cluster.warnings)
+    return cluster
 
 
 def without_gc(command: Callable[..., int]) -> Callable[..., int]:

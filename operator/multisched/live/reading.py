@@ -24,6 +24,15 @@ NAMESPACES = Resource("", "v1", "namespaces")
 PRIORITY_CLASSES = Resource("scheduling.k8s.io", "v1", "priorityclasses")
 PDBS = Resource("policy", "v1", "poddisruptionbudgets")
 PROFILES = Resource("multisched.dev", "v1alpha1", "schedulerprofiles")
+#: What the volume plugins read, by kind.
+STORAGE: dict[str, Resource] = {
+    "PersistentVolume": Resource("", "v1", "persistentvolumes"),
+    "PersistentVolumeClaim": Resource("", "v1", "persistentvolumeclaims"),
+    "StorageClass": Resource("storage.k8s.io", "v1", "storageclasses"),
+    "CSINode": Resource("storage.k8s.io", "v1", "csinodes"),
+    "CSIDriver": Resource("storage.k8s.io", "v1", "csidrivers"),
+    "CSIStorageCapacity": Resource("storage.k8s.io", "v1", "csistoragecapacities"),
+}
 
 #: Kinds that may be absent from a cluster (CRD not installed): read as none.
 OPTIONAL = frozenset({PROFILES})
@@ -47,6 +56,10 @@ class LiveCluster:
     priority_classes: list[dict[str, Any]] = field(default_factory=list)
     pdbs: list[dict[str, Any]] = field(default_factory=list)
     profiles: list[dict[str, Any]] = field(default_factory=list)
+    #: Storage objects by kind (``STORAGE``'s keys).
+    storage: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    #: Kinds that could not be read (forbidden, not served): one line each, for stderr.
+    warnings: list[str] = field(default_factory=list)
 
 
 def context_namespace(kubeconfig: str | None = None) -> str:
@@ -110,19 +123,25 @@ async def list_kind(
 
 
 async def read_cluster(api_client: k8s.ApiClient) -> LiveCluster:
-    """Every object scheduling reads, listed concurrently; finished pods are left out."""
+    """Every object scheduling reads, listed concurrently; finished pods are left out.
+
+    Storage kinds the account may not list (or the cluster does not serve) are read as none,
+    with a warning: the pods without volumes are still explained right."""
     kinds = (NODES, PODS, NAMESPACES, PRIORITY_CLASSES, PDBS, PROFILES)
+    storage_kinds = list(STORAGE.items())
     results = await asyncio.gather(
-        *(list_kind(api_client, r) for r in kinds), return_exceptions=True
+        *(list_kind(api_client, r) for r in kinds),
+        *(list_kind(api_client, r) for _, r in storage_kinds),
+        return_exceptions=True,
     )
     lists: list[list[dict[str, Any]]] = []
     # Report the first failure in a fixed order (nodes before pods ...), not the fastest.
-    for res in results:
+    for res in results[: len(kinds)]:
         if isinstance(res, BaseException):
             raise res
         lists.append(res)
     nodes, pods, namespaces, priority_classes, pdbs, profiles = lists
-    return LiveCluster(
+    cluster = LiveCluster(
         nodes=nodes,
         pods=[p for p in pods if (p.get("status") or {}).get("phase") not in TERMINAL_PHASES],
         namespaces=namespaces,
@@ -130,6 +149,15 @@ async def read_cluster(api_client: k8s.ApiClient) -> LiveCluster:
         pdbs=pdbs,
         profiles=profiles,
     )
+    for (kind, _), res in zip(storage_kinds, results[len(kinds) :], strict=True):
+        if isinstance(res, LiveError):
+            cluster.warnings.append(f"{res}; volumes are judged without {kind}s")
+            cluster.storage[kind] = []
+        elif isinstance(res, BaseException):
+            raise res
+        else:
+            cluster.storage[kind] = res
+    return cluster
 
 
 async def read(kubeconfig: str | None = None) -> LiveCluster:

@@ -6,10 +6,10 @@ dropped here must be one nothing downstream looks at.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from .reading import LiveCluster
+from .reading import STORAGE, LiveCluster
 
 POD_META = ("name", "namespace", "uid", "labels", "creationTimestamp", "deletionTimestamp")
 POD_SPEC = (
@@ -24,6 +24,7 @@ POD_SPEC = (
     "topologySpreadConstraints",
     "schedulingGates",
     "overhead",
+    "volumes",
 )
 CONTAINER = ("name", "image", "resources", "ports", "restartPolicy")
 OWNER = ("apiVersion", "kind", "name", "uid", "controller")
@@ -125,6 +126,15 @@ def slim_profile(raw: Mapping[str, Any]) -> dict[str, Any]:
     )
 
 
+def slim_storage(kind: str, raw: Mapping[str, Any]) -> dict[str, Any]:
+    """A storage object as listed, less its managedFields: the volume plugins read most of
+    it (specs, statuses, annotations), and there are few of them."""
+    meta = {k: v for k, v in (raw.get("metadata") or {}).items() if k != "managedFields"}
+    out = {k: v for k, v in raw.items() if k not in ("metadata", "apiVersion", "kind")}
+    group = STORAGE[kind].group
+    return {"apiVersion": f"{group}/v1" if group else "v1", "kind": kind, "metadata": meta, **out}
+
+
 def _name(obj: Mapping[str, Any]) -> str:
     return str((obj.get("metadata") or {}).get("name") or "")
 
@@ -147,30 +157,43 @@ def documents(cluster: LiveCluster) -> list[dict[str, Any]]:
     out += sorted((slim_node(o) for o in cluster.nodes), key=_name)
     out += sorted(
         (slim_pdb(o) for o in cluster.pdbs),
-        key=lambda o: (o["metadata"].get("namespace", ""), _name(o)),
+        key=_namespaced_key,
     )
+    for kind, objs in cluster.storage.items():
+        out += sorted((slim_storage(kind, o) for o in objs), key=_namespaced_key)
     out += sorted((slim_pod(o) for o in cluster.pods), key=_pod_order)
     out += sorted((slim_profile(o) for o in cluster.profiles), key=_name)
     return out
 
 
+_SortKey = Callable[[Mapping[str, Any]], Any]
+
+
 def raw_documents(cluster: LiveCluster) -> list[dict[str, Any]]:
     """The objects as listed, kinds stamped (LIST items omit them), in ``documents`` order."""
-    out: list[dict[str, Any]] = []
-    for kind, objs, key in (
+    kinds: list[tuple[str, list[dict[str, Any]], _SortKey]] = [
         ("Namespace", cluster.namespaces, _name),
         ("PriorityClass", cluster.priority_classes, _name),
         ("Node", cluster.nodes, _name),
-        ("PodDisruptionBudget", cluster.pdbs, lambda o: (_namespace(o), _name(o))),
-        ("Pod", cluster.pods, _pod_order),
-        ("SchedulerProfile", cluster.profiles, _name),
-    ):
+        ("PodDisruptionBudget", cluster.pdbs, _namespaced_key),
+    ]
+    kinds += [(kind, objs, _namespaced_key) for kind, objs in cluster.storage.items()]
+    kinds += [("Pod", cluster.pods, _pod_order), ("SchedulerProfile", cluster.profiles, _name)]
+    out: list[dict[str, Any]] = []
+    for kind, objs, key in kinds:
         for obj in sorted(objs, key=key):
             obj["kind"] = kind
             if kind == "SchedulerProfile":
                 obj.setdefault("apiVersion", "multisched.dev/v1alpha1")
+            elif kind in STORAGE:
+                group = STORAGE[kind].group
+                obj.setdefault("apiVersion", f"{group}/v1" if group else "v1")
             out.append(obj)
     return out
+
+
+def _namespaced_key(obj: Mapping[str, Any]) -> tuple[str, str]:
+    return _namespace(obj), _name(obj)
 
 
 def _namespace(obj: Mapping[str, Any]) -> str:

@@ -8,6 +8,7 @@ scheduled with assume, so each placement counts for the next pod.
 from __future__ import annotations
 
 import random
+import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -27,7 +28,7 @@ from multisched.validation import (
 from multisched.validation.core import SYSTEM_PRIORITY_CLASSES
 
 from .scheduler import Outcome, Scheduler
-from .sim_volumes import SimVolumeController
+from .sim_volumes import ANN_SELECTED_NODE, SimVolumeController
 
 #: Rounds of "drain the queue, then retry pods that preemption made room for".
 MAX_ROUNDS = 4
@@ -92,7 +93,7 @@ class SimClient:
 class Placement:
     """The final word on one pending pod."""
 
-    __slots__ = ("message", "node", "nominated_node", "outcome", "pod", "status")
+    __slots__ = ("message", "node", "nominated_node", "outcome", "pod", "status", "volumes")
 
     def __init__(self, pod: PodInfo, status: str, node: str = "", message: str = "") -> None:
         self.pod = pod
@@ -103,6 +104,9 @@ class Placement:
         self.message = message
         self.nominated_node = ""
         self.outcome: Outcome | None = None
+        #: Per claim of a scheduled pod: its PV, and the selected-node written when the
+        #: volume is to be provisioned there (``volume_report``).
+        self.volumes: list[dict[str, str]] = []
 
 
 class SimulationResult:
@@ -209,8 +213,18 @@ class ClusterInput:
         elif kind == "PodDisruptionBudget":
             self.pdbs[key] = raw
         elif kind in VOLUME_KINDS:
+            meta = dict(meta)
             if kind in NAMESPACED_VOLUME_KINDS and not meta.get("namespace"):
-                raw = {**raw, "metadata": {**meta, "namespace": "default"}}
+                meta["namespace"] = "default"
+            # The API server gives every object a uid; a claimRef needs the claim's.
+            meta.setdefault(
+                "uid", str(uuid.uuid5(uuid.NAMESPACE_URL, f"{kind}/{meta.get('namespace')}/{name}"))
+            )
+            raw = {**raw, "metadata": meta}
+            if kind == "PersistentVolume" and not (raw.get("status") or {}).get("phase"):
+                # Written without a status: what the PV controller makes of it at once.
+                bound = bool((raw.get("spec") or {}).get("claimRef"))
+                raw = {**raw, "status": {"phase": "Bound" if bound else "Available"}}
             self.storage.append((kind, raw))
         return []
 
@@ -323,8 +337,27 @@ async def simulate(
         if outcome is not None:
             placement.nominated_node = outcome.nominated_node
             placement.outcome = outcome
+        if placement.status == "Scheduled" and pod.volumes:
+            placement.volumes = volume_report(pod, cache, client.volumes)
         result.placements.append(placement)
     return result
+
+
+def volume_report(
+    pod: PodInfo, cache: Cache, controller: SimVolumeController | None
+) -> list[dict[str, str]]:
+    """What the binder decided for each claim of a scheduled pod."""
+    out = []
+    provisioned = controller.provisioned if controller is not None else {}
+    for name in pod.pvc_names():
+        key = f"{pod.namespace}/{name}"
+        claim = cache.volumes.pvcs.get(key) or {}
+        entry = {"claim": name, "volume": str((claim.get("spec") or {}).get("volumeName") or "")}
+        if key in provisioned:
+            notes = (claim.get("metadata") or {}).get("annotations") or {}
+            entry["selectedNode"] = str(notes.get(ANN_SELECTED_NODE) or "")
+        out.append(entry)
+    return out
 
 
 def _bound_raw(raw: Mapping[str, Any], node_name: str) -> dict[str, Any]:

@@ -651,3 +651,13 @@ RULES: dict[str, tuple[Sequence[str], Callable[[Obj], list[str]]]] = {
     "PriorityClass": (("scheduling.k8s.io/v1",), validate_priority_class),
     "PodDisruptionBudget": (("policy/v1",), validate_pdb),
 }
+
+
+def _storage_rules() -> None:
+    """The storage kinds' rules live beside the others' (storage.py imports this module)."""
+    from .storage import STORAGE_RULES
+
+    RULES.update(STORAGE_RULES)
+
+
+_storage_rules()

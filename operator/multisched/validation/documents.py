@@ -20,8 +20,22 @@ from .yamlsafe import YAMLInputError, decode, json_documents, load_all
 
 #: Kinds read for their scheduler configuration, checked by the config room.
 CONFIG_KINDS = ("SchedulerProfile", "KubeSchedulerConfiguration")
-CLUSTER_KINDS = ("Node", "Pod", "PriorityClass", "Namespace", "PodDisruptionBudget")
-NAMESPACED = frozenset({"Pod", "PodDisruptionBudget", "ConfigMap"})
+CLUSTER_KINDS = (
+    "Node",
+    "Pod",
+    "PriorityClass",
+    "Namespace",
+    "PodDisruptionBudget",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "StorageClass",
+    "CSINode",
+    "CSIDriver",
+    "CSIStorageCapacity",
+)
+NAMESPACED = frozenset(
+    {"Pod", "PodDisruptionBudget", "ConfigMap", "PersistentVolumeClaim", "CSIStorageCapacity"}
+)
 
 
 class InputErrors(ValueError):
