@@ -175,3 +175,49 @@ async def test_a_pending_pod_deleted_for_real_leaves_the_queue(runtime: Runtime)
     assert runtime.scheduler.queue.where(uid) is None
     assert uid not in runtime.cluster.unbound
     assert runtime.scheduler.cache.get_pod(uid) is None
+
+
+def _storage_feed(runtime: Runtime, plural: str) -> Any:
+    (feed,) = [f for f in runtime.cluster.feeds() if f.resource.plural == plural]
+    return feed
+
+
+async def test_storage_objects_reach_the_volume_plugins_and_requeue_what_they_rejected(
+    runtime: Runtime,
+) -> None:
+    await runtime.profile_sync.on_profile(profile_obj(SCHED))
+    pod = pod_dict("web", scheduler_name=SCHED)
+    pod["spec"]["volumes"] = [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]
+    uid = pod["metadata"]["uid"]
+    await runtime.cluster.on_pod(pod)
+    queue = runtime.scheduler.queue
+    qpi = queue.pop_nowait()
+    assert qpi is not None
+    queue.add_unschedulable(qpi, {"VolumeBinding"})  # "persistentvolumeclaim "data" not found"
+    # The claim appearing is an event VolumeBinding registered for: the pod may fit now.
+    claims = _storage_feed(runtime, "persistentvolumeclaims")
+    claim = {
+        "metadata": {"name": "data", "namespace": "default", "resourceVersion": "7",
+                     "managedFields": [{"manager": "kubectl"}]},
+        "spec": {"accessModes": ["ReadWriteOnce"]},
+    }  # fmt: skip
+    claims.on_upsert(claim)
+    assert queue.where(uid) in ("active", "backoff")
+    stored = runtime.scheduler.cache.volumes.get_pvc("default", "data")
+    assert stored is not None and "managedFields" not in stored["metadata"]
+    claims.on_delete(claim)
+    assert runtime.scheduler.cache.volumes.get_pvc("default", "data") is None
+
+
+async def test_every_storage_kind_has_an_informer(runtime: Runtime) -> None:
+    plurals = {f.resource.plural for f in runtime.cluster.feeds()}
+    assert plurals >= {
+        "persistentvolumes", "persistentvolumeclaims", "storageclasses", "csinodes",
+        "csidrivers", "csistoragecapacities",
+    }  # fmt: skip
+    assert runtime.intake is not None
+    assert {str(i.resource) for i in runtime.intake.informers} >= {
+        "persistentvolumes",
+        "csinodes.storage.k8s.io",
+        "csistoragecapacities.storage.k8s.io",
+    }

@@ -5,8 +5,9 @@ Two feeds, one meaning each:
 - kopf brings *unscheduled* pods (``on_pod``, ``on_pending_pod_gone``): they are queued
   when their schedulerName is served, and kept raw otherwise, to be parsed only if a
   SchedulerProfile takes that name later.
-- The intake's informers bring assigned pods, nodes, namespaces and PDBs: what the cache
-  counts. Bound pods are kept compact (the plugins' slots and the pod's identity).
+- The intake's informers bring assigned pods, nodes, namespaces, PDBs and the storage
+  objects the volume plugins read: what the cache counts. Bound pods are kept compact (the
+  plugins' slots and the pod's identity).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from multisched.cache import NodeError, PodError, PodInfo
 from multisched.scheduler import Scheduler
 
 from .client import KubeClient
-from .intake import ASSIGNED_PODS, NAMESPACES, NODES, PDBS, PODS, Feed
+from .intake import ASSIGNED_PODS, NAMESPACES, NODES, PDBS, PODS, STORAGE, Feed
 from .options import COMPONENT
 
 logger = logging.getLogger(__name__)
@@ -74,7 +75,27 @@ class ClusterInput:
             Feed(PODS, self.on_assigned_pod, self.on_assigned_pod_deleted, ASSIGNED_PODS),
             Feed(NAMESPACES, self.on_namespace, self.on_namespace_deleted),
             Feed(PDBS, self.on_pdb, self.on_pdb_deleted),
+            *(
+                Feed(resource, self._storage_upsert(kind), self._storage_delete(kind))
+                for kind, resource in STORAGE.items()
+            ),
         ]
+
+    def _storage_upsert(self, kind: str) -> Callable[[dict[str, Any]], None]:
+        def upsert(body: dict[str, Any]) -> None:
+            meta = body.get("metadata")
+            if isinstance(meta, dict) and "managedFields" in meta:
+                # Kept for the binder's writes, which send the object back: no field history.
+                body = {**body, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
+            self.scheduler.on_storage_object(kind, body)
+
+        return upsert
+
+    def _storage_delete(self, kind: str) -> Callable[[dict[str, Any]], None]:
+        def delete(body: dict[str, Any]) -> None:
+            self.scheduler.on_storage_object_deleted(kind, body)
+
+        return delete
 
     async def names_changed(self, added: set[str], retired: set[str]) -> None:
         """The served schedulerNames changed: pods of retired names go back to raw, pods

@@ -5,7 +5,9 @@ comes from here, as kube-scheduler's informers feed its cache:
 
 - nodes;
 - assigned, non-terminal pods (kube-scheduler's own field selector);
-- namespaces (labels, for namespaceSelector) and PodDisruptionBudgets (preemption).
+- namespaces (labels, for namespaceSelector) and PodDisruptionBudgets (preemption);
+- PersistentVolumes, claims, StorageClasses, CSINodes, CSIDrivers and CSIStorageCapacities
+  (the volume plugins).
 
 The scheduling loop passes ``gate`` before every cycle: it holds the loop until every kind
 is listed (WaitForCacheSync) and while any kind is between a failure and its recovery. A
@@ -34,6 +36,15 @@ NODES = Resource("", "v1", "nodes")
 PODS = Resource("", "v1", "pods")
 NAMESPACES = Resource("", "v1", "namespaces")
 PDBS = Resource("policy", "v1", "poddisruptionbudgets")
+#: What the volume plugins read (kube-scheduler's informers for them), by kind.
+STORAGE = {
+    "PersistentVolume": Resource("", "v1", "persistentvolumes"),
+    "PersistentVolumeClaim": Resource("", "v1", "persistentvolumeclaims"),
+    "StorageClass": Resource("storage.k8s.io", "v1", "storageclasses"),
+    "CSINode": Resource("storage.k8s.io", "v1", "csinodes"),
+    "CSIDriver": Resource("storage.k8s.io", "v1", "csidrivers"),
+    "CSIStorageCapacity": Resource("storage.k8s.io", "v1", "csistoragecapacities"),
+}
 
 #: kube-scheduler's assigned-pod informer: bound, and not finished.
 ASSIGNED_PODS = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"
