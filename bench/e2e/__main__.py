@@ -19,7 +19,7 @@ from .kube import Kube
 from .procs import Contender, kube_scheduler, multisched
 from .scenarios import Bench, Sizes, log, profile_scheduler_name
 
-SCENARIOS = "abcd"
+SCENARIOS = "abcdv"
 NOTES = """
 first binding after start: from the scheduler's process start to the harness's watch seeing
   spec.nodeName on a pod that was pending before the start.
@@ -58,7 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--scenarios",
         default=os.environ.get("BENCH_E2E_SCENARIOS", SCENARIOS),
-        help="which of a (10k running), b (50k running), c (backlog), d (stream); default abcd",
+        help="which of a (10k running), b (50k running), c (backlog), d (stream), v (backlog "
+        "of pods with local-PV claims); default abcdv",
     )
     parser.add_argument(
         "--schedulers",
@@ -115,6 +116,8 @@ async def bench(args: argparse.Namespace) -> int:
                 await b.backlog()
             if "d" in args.scenarios:
                 await b.stream()
+            if "v" in args.scenarios:
+                await b.volume_backlog()
             if "a" in args.scenarios:
                 await b.startup("a", sizes.running)
             if "b" in args.scenarios:

@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from . import volumes
 from .controlplane import ROOT, ControlPlane
 from .kube import Kube
 from .objects import (
@@ -34,6 +35,7 @@ from .watch import BindingWatch
 NAMESPACE = "bench"
 RUNNING_NAMESPACE = "bench-running"
 PODS = f"/api/v1/namespaces/{NAMESPACE}/pods"
+STORAGE_CLASSES = "/apis/storage.k8s.io/v1/storageclasses"
 CRD = ROOT / "crds" / "schedulerprofiles.multisched.dev.yaml"
 PROFILE = ROOT / "examples" / "profiles" / "my-scheduler.yaml"
 #: After a start-up's first binding: time to finish the initial sync before reading VmHWM.
@@ -271,6 +273,56 @@ class Bench:
                 f"{Figure(cpu, 'ms').text()} CPU per pod, first after {Figure(took, 's').text()}"
             )
             await self._clean(run)
+
+    async def volume_backlog(self, key: str = "v") -> None:
+        """(v): a backlog of pods with a claim each, on local PVs (volumes.py)."""
+        missing = volumes.controller_manager_missing()
+        if missing:
+            log(missing)
+            return
+        count = max(10, self.sizes.backlog // 4)
+        scenario = f"backlog of {count} pods with local-PV claims, {self.sizes.nodes} nodes"
+        await self.kube.create(STORAGE_CLASSES, volumes.storage_class(), exist_ok=True)
+        with volumes.pv_controller(self.cp.kubeconfig, self.cp.workdir):
+            for c in self.contenders:
+                run = f"{key}-{c.name}"
+                nodes = self.sizes.nodes
+                await self.kube.create_many(
+                    volumes.PVS, (volumes.local_pv(run, i, nodes) for i in range(count)),
+                    self.concurrency,
+                )  # fmt: skip
+                await self.kube.create_many(
+                    volumes.claims_path(NAMESPACE),
+                    (volumes.claim(run, i) for i in range(count)),
+                    self.concurrency,
+                )
+                async with BindingWatch(self.kube, NAMESPACE, f"{RUN_LABEL}={run}") as watch:
+                    await self.kube.create_many(
+                        PODS,
+                        (volumes.stateful_pod(run, c.scheduler_name, i) for i in range(count)),
+                        self.concurrency,
+                    )
+                    async with started(c, self.cp.workdir, run, self.cp.pids) as proc:
+                        why = await self._wait_bound(watch, proc, count)
+                        await asyncio.sleep(0.3)
+                        first, last, bound = watch.first_bound, watch.last_bound, len(watch.bound)
+                        rate = cpu = None
+                        if first is not None and last is not None and bound > 1 and last > first:
+                            rate = (bound - 1) / (last - first)
+                            cpu = _per_pod(proc.cpu_at, first, last, bound - 1)
+                partial = f"({bound}/{count} bound, {why})" if bound < count else ""
+                self.table.add(key, scenario, "pods/s", c.name, Figure(rate, "", partial))
+                self.table.add(key, scenario, "CPU per pod", c.name, Figure(cpu, "ms"))
+                log(
+                    f"{key} {c.name}: {bound}/{count} bound, {Figure(rate, 'pods/s').text()}, "
+                    f"{Figure(cpu, 'ms').text()} CPU per pod"
+                )
+                await self._clean(run)
+                for path in (volumes.claims_path(NAMESPACE), volumes.PVS):
+                    if not await self.kube.delete_collection(
+                        path, f"{RUN_LABEL}={run}", self.timeout
+                    ):
+                        log(f"warning: {path} of {run} still present after {self.timeout:.0f} s")
 
     async def stream(self, key: str = "d") -> None:
         """(d): pods created at a steady rate into a running scheduler; creation-to-bound."""

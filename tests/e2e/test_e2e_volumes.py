@@ -157,8 +157,8 @@ def test_wait_for_first_consumer_claim_is_provisioned_on_the_chosen_node(
     kube.apply(local_class("e2e-dynamic", provisioner=PROVISIONER))
     kube.apply(claim("dyn", "e2e-dynamic"))
     with TestProvisioner(controllers) as provisioner:
-        kube.apply(with_claims("dynamic", sched, "dyn"))
-        node = bound_to(kube, "dynamic")
+        kube.apply(with_claims("vol-dynamic", sched, "dyn"))
+        node = bound_to(kube, "vol-dynamic")
         annotations = kube.get("pvc", "dyn")["metadata"].get("annotations") or {}
         assert annotations.get(SELECTED_NODE) == node
         assert "default/dyn" in provisioner.provisioned
@@ -173,17 +173,17 @@ def test_a_missing_claim_keeps_the_pod_pending_until_it_appears(
 ) -> None:
     kube.add_node("miss-a")
     kube.apply(local_class("e2e-late"))
-    kube.apply(with_claims("waiting", sched, "late"))
-    messages = kube.wait_for("FailedScheduling", lambda: failed_messages(kube, "waiting"), 30)
+    kube.apply(with_claims("vol-waiting", sched, "late"))
+    messages = kube.wait_for("FailedScheduling", lambda: failed_messages(kube, "vol-waiting"), 30)
     assert messages[0].startswith(
         '0/1 nodes are available: persistentvolumeclaim "late" not found.'
     )
-    conditions = kube.get("pod", "waiting")["status"].get("conditions") or []
+    conditions = kube.get("pod", "vol-waiting")["status"].get("conditions") or []
     assert any(c["type"] == "PodScheduled" and c["reason"] == "Unschedulable" for c in conditions)
-    assert node_of(kube, "waiting") == ""
+    assert node_of(kube, "vol-waiting") == ""
     kube.apply(local_pv("e2e-late-pv", "e2e-late", "miss-a"))
     kube.apply(claim("late", "e2e-late"))
-    assert bound_to(kube, "waiting") == "miss-a"
+    assert bound_to(kube, "vol-waiting") == "miss-a"
 
 
 def test_a_read_write_once_pod_claim_in_use_keeps_a_second_pod_out(
@@ -194,16 +194,16 @@ def test_a_read_write_once_pod_claim_in_use_keeps_a_second_pod_out(
     kube.apply(local_class("e2e-rwop"))
     kube.apply(local_pv("e2e-rwop-pv", "e2e-rwop", "rwop-a", accessModes=["ReadWriteOncePod"]))
     kube.apply(claim("solo", "e2e-rwop", modes=("ReadWriteOncePod",)))
-    kube.apply(with_claims("owner", sched, "solo"))
-    assert bound_to(kube, "owner") == "rwop-a"
+    kube.apply(with_claims("rwop-owner", sched, "solo"))
+    assert bound_to(kube, "rwop-owner") == "rwop-a"
     kube.wait_for("solo Bound", lambda: claim_phase(kube, "solo") == "Bound")
-    kube.apply(with_claims("second", sched, "solo"))
-    messages = kube.wait_for("FailedScheduling", lambda: failed_messages(kube, "second"), 30)
+    kube.apply(with_claims("rwop-second", sched, "solo"))
+    messages = kube.wait_for("FailedScheduling", lambda: failed_messages(kube, "rwop-second"), 30)
     assert (
         "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod "
         "access mode" in messages[-1]
     )
-    assert node_of(kube, "second") == ""
+    assert node_of(kube, "rwop-second") == ""
 
 
 def test_a_csinode_limit_of_one_keeps_a_second_csi_volume_off_the_node(
