@@ -71,8 +71,9 @@ def _etcd_args(data: Path, client: int, peer: int) -> list[str]:
 def _apiserver_args(d: Path, etcd: int, port: int) -> list[str]:
     return [
         *apiserver_args(d, etcd, port),
-        # No node controller runs: a taint added at creation would never be lifted.
-        "--disable-admission-plugins=TaintNodesByCondition",
+        # No node controller runs: a taint added at creation would never be lifted; and no
+        # pvc/pv-protection controller: a protection finalizer would never be removed.
+        "--disable-admission-plugins=TaintNodesByCondition,StorageObjectInUseProtection",
         "--delete-collection-workers=8",
         "--max-requests-inflight=1000",
         "--max-mutating-requests-inflight=500",

@@ -287,10 +287,15 @@ class Bench:
             for c in self.contenders:
                 run = f"{key}-{c.name}"
                 nodes = self.sizes.nodes
+                # Two local PVs per claim, as a node's disk pool has spares: the schedulers'
+                # choices, not the last free disk, decide the pace.
                 await self.kube.create_many(
-                    volumes.PVS, (volumes.local_pv(run, i, nodes) for i in range(count)),
+                    volumes.PVS, (volumes.local_pv(run, i, nodes) for i in range(2 * count)),
                     self.concurrency,
                 )  # fmt: skip
+                # A new PV is Pending until the PV controller marks it Available: a scheduler
+                # started before that would measure the controller's pace, not its own.
+                await self._all_available(run, 2 * count)
                 await self.kube.create_many(
                     volumes.claims_path(NAMESPACE),
                     (volumes.claim(run, i) for i in range(count)),
@@ -323,6 +328,16 @@ class Bench:
                         path, f"{RUN_LABEL}={run}", self.timeout
                     ):
                         log(f"warning: {path} of {run} still present after {self.timeout:.0f} s")
+
+    async def _all_available(self, run: str, count: int) -> None:
+        deadline = time.monotonic() + self.timeout
+        while time.monotonic() < deadline:
+            pvs, _ = await self.kube.list(volumes.PVS, f"{RUN_LABEL}={run}")
+            ready = sum(1 for pv in pvs if (pv.get("status") or {}).get("phase") == "Available")
+            if ready >= count:
+                return
+            await asyncio.sleep(0.5)
+        log(f"warning: not every PV of {run} was Available after {self.timeout:.0f} s")
 
     async def stream(self, key: str = "d") -> None:
         """(d): pods created at a steady rate into a running scheduler; creation-to-bound."""

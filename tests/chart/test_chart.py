@@ -115,26 +115,34 @@ def test_profiles_come_from_values(
 CLUSTER_RULES = {
     ("", "pods"): {"get", "list", "watch", "delete"},
     ("", "pods/binding"): {"create"},
-    ("", "pods/status"): {"patch", "update"},
-    ("", "events"): {"create", "patch", "update"},
-    ("events.k8s.io", "events"): {"create", "patch", "update"},
+    ("", "pods/status"): {"patch"},
+    ("", "events"): {"create", "patch"},
     ("", "nodes"): {"get", "list", "watch"},
     ("", "namespaces"): {"get", "list", "watch"},
     ("policy", "poddisruptionbudgets"): {"get", "list", "watch"},
-    ("scheduling.k8s.io", "priorityclasses"): {"get", "list", "watch"},
     ("", "persistentvolumes"): {"get", "list", "watch", "update"},
     ("", "persistentvolumeclaims"): {"get", "list", "watch", "update"},
     ("storage.k8s.io", "storageclasses"): {"get", "list", "watch"},
     ("storage.k8s.io", "csinodes"): {"get", "list", "watch"},
     ("storage.k8s.io", "csidrivers"): {"get", "list", "watch"},
     ("storage.k8s.io", "csistoragecapacities"): {"get", "list", "watch"},
-    ("multisched.dev", "schedulerprofiles"): {"get", "list", "watch", "patch"},
-    ("multisched.dev", "schedulerprofiles/status"): {"get", "patch", "update"},
+    ("multisched.dev", "schedulerprofiles"): {"get", "list", "watch"},
+    ("multisched.dev", "schedulerprofiles/status"): {"patch"},
     ("apiextensions.k8s.io", "customresourcedefinitions"): {"get", "list", "watch"},
 }
-LEASE_RULES = {
-    ("coordination.k8s.io", "leases"): {"create", "get", "update", "patch", "list", "watch"},
-}
+
+
+def lease_rules(name: str) -> list[dict[str, Any]]:
+    """create alone (RBAC cannot name what does not exist yet), get/update on our Lease only."""
+    return [
+        {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create"]},
+        {
+            "apiGroups": ["coordination.k8s.io"],
+            "resources": ["leases"],
+            "resourceNames": [name],
+            "verbs": ["get", "update"],
+        },
+    ]
 
 
 def _grants(role: Manifest) -> dict[tuple[str, str], set[str]]:
@@ -175,7 +183,7 @@ def test_leases_are_granted_only_in_the_release_namespace(render: Render) -> Non
     docs = render("replicas=2")
     role = _named(docs, "Role", "-leader-election")
     assert role["metadata"]["namespace"] == NAMESPACE
-    assert _grants(role) == LEASE_RULES
+    assert role["rules"] == lease_rules(FULLNAME)
     binding = _named(docs, "RoleBinding", "-leader-election")
     assert binding["metadata"]["namespace"] == NAMESPACE
     assert binding["roleRef"]["name"] == role["metadata"]["name"]
@@ -226,8 +234,11 @@ def test_several_replicas_elect_a_leader_and_keep_one_up(render: Render) -> None
     docs = render("replicas=2")
     assert _only(docs, "Deployment")["spec"]["replicas"] == 2
     args = _container(docs)["args"]
-    assert args[:4] == ["run", "--all-namespaces", "--liveness", "http://0.0.0.0:8080/healthz"]
-    assert args[4:] == [
+    assert args[:5] == [
+        "run", "--all-namespaces", "--liveness", "http://0.0.0.0:8080/healthz",
+        "--reserved-scheduler-names=default-scheduler",
+    ]  # fmt: skip
+    assert args[5:] == [
         "--leader-elect=true",
         "--lease-namespace",
         NAMESPACE,
@@ -273,7 +284,7 @@ def test_leader_election_values(render: Render) -> None:
         "leaderElection.retryPeriod=4s",
     )
     args = _container(docs)["args"]
-    assert args[4:] == [
+    assert args[5:] == [
         "--leader-elect=true",
         "--lease-namespace",
         NAMESPACE,
@@ -286,7 +297,8 @@ def test_leader_election_values(render: Render) -> None:
     # One replica with a Lease: rolling updates are safe, no PDB (it would block drains).
     assert "strategy" not in _only(docs, "Deployment")["spec"]
     assert by_kind(docs, "PodDisruptionBudget") == []
-    assert _grants(_named(docs, "Role", "-leader-election")) == LEASE_RULES
+    lease = args[args.index("--lease-name") + 1]
+    assert _named(docs, "Role", "-leader-election")["rules"] == lease_rules(lease)
     # The binary takes the chart's command line as it is.
     options = options_from_args(build_parser().parse_args(args[1:]), Options())
     options.check()
@@ -343,6 +355,7 @@ def test_container_command_ports_and_probes(render: Render) -> None:
     assert container["command"] == ["multisched"]
     assert container["args"] == [
         "run", "--all-namespaces", "--liveness", "http://0.0.0.0:8080/healthz",
+        "--reserved-scheduler-names=default-scheduler",
     ]  # fmt: skip
     assert container["ports"] == [{"name": "http", "containerPort": 8080, "protocol": "TCP"}]
     assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
@@ -383,7 +396,7 @@ def test_release_name_and_namespace_flow_into_the_objects(helm: str) -> None:
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     docs = [d for d in yaml.safe_load_all(out.stdout) if d]
-    assert _container(docs)["args"][5:9] == [
+    assert _container(docs)["args"][6:10] == [
         "--lease-namespace", "sched", "--lease-name", "other-multisched",
     ]  # fmt: skip
     for doc in docs:

@@ -6,12 +6,14 @@ restart while PreBind waits."""
 from __future__ import annotations
 
 import itertools
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from test_e2e_explain import multisched
 from test_e2e_operator import pod, profile
 
 from conftest import FaultCluster, Kube
@@ -204,6 +206,15 @@ def test_a_read_write_once_pod_claim_in_use_keeps_a_second_pod_out(
         "access mode" in messages[-1]
     )
     assert node_of(kube, "rwop-second") == ""
+    # explain reads the claims from the cluster and names the volume reason per node.
+    out = multisched(kube, "explain", "rwop-second", "-o", "json")
+    assert out.returncode == 0, out.stderr
+    (record,) = json.loads(out.stdout)["pods"]
+    assert record["message"] == messages[-1]
+    assert record["explain"]["filter"]["rwop-b"] == (
+        "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod "
+        "access mode (VolumeRestrictions)"
+    )
 
 
 def test_a_csinode_limit_of_one_keeps_a_second_csi_volume_off_the_node(

@@ -151,3 +151,11 @@ def test_environment_options() -> None:
     assert options_from_args(
         args, Options.from_env({"MULTISCHED_LEASE_NAME": "env"})
     ).lease_name == ("flag")
+
+
+def test_reserved_scheduler_names_default_to_kube_schedulers_and_can_be_listed() -> None:
+    assert Options().reserved_scheduler_names == frozenset({"default-scheduler"})
+    opts = options("--reserved-scheduler-names", "default-scheduler, volcano,,yunikorn")
+    assert opts.reserved_scheduler_names == frozenset({"default-scheduler", "volcano", "yunikorn"})
+    env = Options.from_env({"MULTISCHED_RESERVED_SCHEDULER_NAMES": "a,b"})
+    assert env.reserved_scheduler_names == frozenset({"a", "b"})

@@ -284,3 +284,23 @@ def test_a_condition_message_fits_the_api_limit(book: ProfileBook) -> None:
     assert note == f"… ({total - shown} of {total} problems not shown)"
     assert shown > 100
     assert condition_message("short") == "short"
+
+
+def test_a_reserved_name_is_never_served_and_the_object_is_left_out_whole() -> None:
+    registry = default_registry(load_entry_points=False)
+    scheduler = Scheduler(ResolvedConfig(profiles=()), registry)
+    book = ProfileBook(
+        registry, scheduler.build_profiles, frozenset({"default-scheduler", "volcano"})
+    )
+    book.observe(obj("greedy", names("mine", "volcano")))
+    book.observe(obj("fine", names("other"), created="2024-02-01T00:00:00Z"))
+    combined = book.combine()
+    assert set(combined.frameworks) == {"other"}  # not even "mine": one object, one unit
+    verdict = combined.verdicts["greedy"]
+    assert (verdict.ready, verdict.reason) == (False, "ReservedSchedulerName")
+    assert verdict.message == (
+        'schedulerName "volcano" is reserved for another scheduler (--reserved-scheduler-names): '
+        "multisched does not serve it"
+    )
+    status = book.desired_status("greedy")
+    assert status is not None and status["conditions"][0]["status"] == "False"

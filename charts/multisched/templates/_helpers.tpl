@@ -36,8 +36,10 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- define "multisched.serviceAccountName" -}}
 {{- if .Values.serviceAccount.create }}
 {{- default (include "multisched.fullname" .) .Values.serviceAccount.name }}
+{{- else if .Values.serviceAccount.name }}
+{{- .Values.serviceAccount.name }}
 {{- else }}
-{{- default "default" .Values.serviceAccount.name }}
+{{- fail "serviceAccount.create=false needs serviceAccount.name: the scheduler's rights must not go to the namespace's default account" }}
 {{- end }}
 {{- end }}
 

@@ -65,6 +65,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--lease-namespace", help="namespace of the Lease (default kube-system)")
     parser.add_argument("--lease-name", help="name of the Lease (default multisched)")
     parser.add_argument(
+        "--reserved-scheduler-names",
+        metavar="NAMES",
+        help="comma-separated schedulerNames multisched must never serve, such as other "
+        "schedulers' (default default-scheduler; the list replaces the default)",
+    )
+    parser.add_argument(
         "--revision-namespace",
         help="namespace of the SchedulerProfiles' revisions (default $POD_NAMESPACE, else default)",
     )
@@ -106,6 +112,9 @@ def options_from_args(args: argparse.Namespace, base: Options | None = None) -> 
         options = replace(options, lease_namespace=args.lease_namespace)
     if args.lease_name is not None:
         options = replace(options, lease_name=args.lease_name)
+    if args.reserved_scheduler_names is not None:
+        names = frozenset(n.strip() for n in args.reserved_scheduler_names.split(",") if n.strip())
+        options = replace(options, reserved_scheduler_names=names)
     if args.revision_namespace is not None:
         options = replace(options, revision_namespace=args.revision_namespace)
     if args.leader_elect_lease_duration is not None:

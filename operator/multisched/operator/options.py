@@ -56,6 +56,11 @@ def _env_duration(env: Mapping[str, str], name: str) -> float | None:
         raise ValueError(f"{name}: {exc}") from None
 
 
+def _names(value: str | None) -> frozenset[str]:
+    """A comma-separated list of names (empty items dropped)."""
+    return frozenset(n.strip() for n in (value or "").split(",") if n.strip())
+
+
 def _seconds(value: float) -> str:
     return f"{value:g}s"
 
@@ -77,6 +82,9 @@ class Options:
     housekeeping_seconds: float = 30.0
     #: Seconds between resending bindings whose response was lost (an API outage).
     lost_binding_retry_seconds: float = 2.0
+    #: schedulerNames multisched must never serve (other schedulers' names): a profile
+    #: claiming one is refused (Ready=False), whatever its other profiles.
+    reserved_scheduler_names: frozenset[str] = frozenset({"default-scheduler"})
     #: Where the SchedulerProfiles' ControllerRevisions (history, rollback) are kept: the
     #: operator's own namespace in a cluster.
     revision_namespace: str = "default"
@@ -98,6 +106,8 @@ class Options:
             retry_period=defaults.retry_period if retry is None else retry,
             http_port=int(port) if port else DEFAULT_PORT,
             kubeconfig=env.get("MULTISCHED_KUBECONFIG") or None,
+            reserved_scheduler_names=_names(env.get("MULTISCHED_RESERVED_SCHEDULER_NAMES"))
+            or defaults.reserved_scheduler_names,
             revision_namespace=env.get("MULTISCHED_REVISION_NAMESPACE")
             or env.get("POD_NAMESPACE")
             or defaults.revision_namespace,

@@ -38,6 +38,7 @@ REASON_APPLIED = "Applied"
 REASON_INVALID = "InvalidConfiguration"
 REASON_NAME_CONFLICT = "SchedulerNameConflict"
 REASON_QUEUE_SORT_CONFLICT = "QueueSortConflict"
+REASON_RESERVED_NAME = "ReservedSchedulerName"
 
 #: ``metav1.Condition`` message limit (the CRD's maxLength): a longer status is refused.
 CONDITION_MESSAGE_LIMIT = 32768
@@ -154,9 +155,16 @@ def profile_summary(prof: ResolvedProfile) -> dict[str, Any]:
 
 
 class ProfileBook:
-    def __init__(self, catalog: PluginCatalog, build: Builder) -> None:
+    def __init__(
+        self,
+        catalog: PluginCatalog,
+        build: Builder,
+        reserved: frozenset[str] = frozenset(),
+    ) -> None:
         self.catalog = catalog
         self.build = build
+        #: Names other schedulers serve: an object claiming one is left out as a whole.
+        self.reserved = reserved
         self.objects: dict[str, ProfileObject] = {}
         self.combined = Combined(ResolvedConfig(profiles=()), {}, {}, {})
 
@@ -221,6 +229,17 @@ class ProfileBook:
             config = obj.config
             if config is None:
                 verdicts[obj.name] = Verdict(False, REASON_INVALID, obj.error or "not valid")
+                continue
+            claimed = sorted(
+                p.scheduler_name for p in config.profiles if p.scheduler_name in self.reserved
+            )
+            if claimed:
+                message = "; ".join(
+                    f'schedulerName "{name}" is reserved for another scheduler '
+                    "(--reserved-scheduler-names): multisched does not serve it"
+                    for name in claimed
+                )
+                verdicts[obj.name] = Verdict(False, REASON_RESERVED_NAME, message)
                 continue
             taken = [
                 (p.scheduler_name, owners[p.scheduler_name])

@@ -83,7 +83,9 @@ class Runtime:
         )
         self.metrics.track_pending(self.scheduler.queue.pending_counts)
         self.cluster = ClusterInput(self.scheduler, self.client, self.may_write)
-        self.book = ProfileBook(registry, self.scheduler.build_profiles)
+        self.book = ProfileBook(
+            registry, self.scheduler.build_profiles, options.reserved_scheduler_names
+        )
         self.metrics.track_profiles(
             lambda: {name: v.ready for name, v in self.book.combined.verdicts.items()}
         )
