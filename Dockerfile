@@ -1,17 +1,22 @@
 # syntax=docker/dockerfile:1
-ARG PYTHON_IMAGE=python:3.11-slim
+# The base image is pinned by digest (the tag beside it says what it is). To move to a newer
+# python:3.11-slim: docker buildx imagetools inspect python:3.11-slim, and replace both.
+ARG PYTHON_IMAGE=python:3.11-slim@sha256:9c900dea9e8fb7e16277c179b555cc72d29a352dbc33cff48ad5a0412fd5bfc7
 
-# --- builder: build the wheel and install it with its dependencies into a venv ---
+# --- builder: the locked dependencies (hash-checked) and the wheel into a venv -----------
+# The installers are uninstalled after: no part of the runtime (venv's setuptools 65.5
+# also carries CVE-2022-40897 and CVE-2024-6345).
 FROM ${PYTHON_IMAGE} AS builder
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY requirements.lock pyproject.toml README.md ./
 COPY operator/ operator/
-RUN python -m pip wheel --no-deps --wheel-dir /dist . \
- && python -m venv /opt/venv \
- && /opt/venv/bin/pip install /dist/*.whl \
- && /opt/venv/bin/pip uninstall --yes pip \
- && /opt/venv/bin/multisched --help >/dev/null
+RUN python -m venv /opt/venv \
+ && /opt/venv/bin/pip install --require-hashes -r requirements.lock \
+ && python -m pip wheel --no-deps --wheel-dir /dist . \
+ && /opt/venv/bin/pip install --no-deps /dist/*.whl \
+ && /opt/venv/bin/multisched --help >/dev/null \
+ && /opt/venv/bin/pip uninstall --yes setuptools wheel pip
 
 # --- final: the interpreter from the same base plus the venv, nothing else ---
 FROM ${PYTHON_IMAGE}

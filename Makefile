@@ -5,14 +5,26 @@ PYTHON ?= $(VENV)/bin/python
 PIP ?= $(VENV)/bin/pip
 PYTEST_ARGS ?=
 
-.PHONY: install test lint bench bench-e2e e2e run simulate clean
+.PHONY: install lock test lint bench bench-e2e e2e run simulate clean
 
-$(VENV)/.installed: pyproject.toml
+# Dependencies come from the hashed lock (requirements-dev.lock: runtime + dev; the image uses
+# requirements.lock, runtime only); the project itself is installed without resolving again.
+# After editing pyproject.toml's dependencies: make lock.
+$(VENV)/.installed: pyproject.toml requirements-dev.lock
 	$(PYTHON_BOOT) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
-	$(PIP) install --quiet -e '.[dev]'
-	$(PIP) install --quiet -e examples/plugin
+	$(PIP) install --quiet --require-hashes -r requirements-dev.lock
+	$(PIP) install --quiet --no-deps -e .
+	$(PIP) install --quiet --no-deps -e examples/plugin
 	touch $@
+
+lock:
+	$(PYTHON_BOOT) -m venv .cache/pip-tools
+	.cache/pip-tools/bin/pip install --quiet pip-tools
+	.cache/pip-tools/bin/pip-compile --quiet --generate-hashes --strip-extras --allow-unsafe \
+		--no-emit-index-url --no-emit-find-links -o requirements.lock pyproject.toml
+	.cache/pip-tools/bin/pip-compile --quiet --generate-hashes --strip-extras --allow-unsafe \
+		--no-emit-index-url --no-emit-find-links --extra dev -o requirements-dev.lock pyproject.toml
 
 install: $(VENV)/.installed
 
