@@ -413,3 +413,67 @@ def test_unused_kinds_are_importable() -> None:
     assert STORAGE_CLASS == "StorageClass"
     assert make_node("x").name == "x"
     assert csi_node("n", "d", 1)["kind"] == "CSINode"
+
+
+class _FailingVolumes:
+    """Binds pods, but the API refuses the binder's PV write (a concurrent edit)."""
+
+    def __init__(self) -> None:
+        self.bound: list[str] = []
+
+    async def bind(self, pod: Any, node_name: str) -> None:
+        self.bound.append(pod.key)
+
+    async def delete_pod(self, pod: Any, reason: str) -> None:
+        pass
+
+    async def set_nominated_node(self, pod: Any, node_name: str) -> None:
+        pass
+
+    async def update_storage_object(self, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
+        raise RuntimeError("Operation cannot be fulfilled: the object has been modified")
+
+
+class _Events:
+    def __init__(self) -> None:
+        self.log: list[tuple[str, ...]] = []
+
+    async def scheduled(self, profile: str, pod: Any, node_name: str) -> None:
+        self.log.append(("Scheduled", pod.key, node_name))
+
+    async def failed(self, profile: str, pod: Any, reason: str, message: str) -> None:
+        self.log.append(("FailedScheduling", pod.key, reason, message))
+
+
+async def test_a_prebind_api_error_unreserves_and_never_binds_the_pod() -> None:
+    from multisched.cache import PodInfo
+    from multisched.config import parse_config_object, resolve
+    from multisched.scheduler import Scheduler, default_registry
+    from volume_support import PROFILE
+
+    cache = _store(LOCAL, claim("data"), pv("pv1", host="n1"))
+    registry = default_registry(load_entry_points=False)
+    client, events = _FailingVolumes(), _Events()
+    sched = Scheduler(
+        resolve(parse_config_object(PROFILE), registry), registry, cache=cache, client=client,
+        events=events,
+    )  # fmt: skip
+    web = PodInfo.parse(pod("web", "data"))
+    sched.on_pod(web)
+    qpi = sched.queue.pop_nowait()
+    assert qpi is not None
+    await sched.schedule_one(qpi)
+    await sched.wait_for_bindings()
+    assert client.bound == []  # never bound while its volume is not
+    assert events.log == [
+        (
+            "FailedScheduling",
+            "default/web",
+            "SchedulerError",
+            'running PreBind plugin "VolumeBinding": binding volumes: Operation cannot be '
+            "fulfilled: the object has been modified",
+        )
+    ]
+    assert not cache.volumes.pvs.is_assumed("pv1")  # the promise is taken back
+    assert cache.get_pod(web.uid) is None
+    assert sched.queue.where(web.uid) in ("active", "backoff", "unschedulable")

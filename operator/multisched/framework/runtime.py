@@ -517,7 +517,14 @@ class Framework:
             status: Status | None = await pl.pre_bind(state, pod, node_name)
             self._observe(state, pl.name, "PreBind", status, start)
             if status is not None and not status.is_success():
-                return status.with_plugin(pl.name)
+                if status.is_rejected():
+                    return status.with_plugin(pl.name)
+                # Upstream wraps a PreBind error with the plugin's name (the event says it).
+                return Status(
+                    Code.ERROR,
+                    f'running PreBind plugin "{pl.name}": {status.message()}',
+                    plugin=pl.name,
+                )
         return None
 
     async def run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
