@@ -211,10 +211,13 @@ def test_a_read_write_once_pod_claim_in_use_keeps_a_second_pod_out(
     assert out.returncode == 0, out.stderr
     (record,) = json.loads(out.stdout)["pods"]
     assert record["message"] == messages[-1]
-    assert record["explain"]["filter"]["rwop-b"] == (
+    verdicts = record["explain"]["filter"]
+    assert verdicts["rwop-a"] == (
         "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod "
         "access mode (VolumeRestrictions)"
     )
+    # The claim's bound local PV narrowed the nodes to rwop-a in PreFilter, as upstream.
+    assert verdicts["rwop-b"] == "node(s) didn't satisfy plugin(s) [VolumeBinding]"
 
 
 def test_a_csinode_limit_of_one_keeps_a_second_csi_volume_off_the_node(

@@ -477,3 +477,33 @@ async def test_a_prebind_api_error_unreserves_and_never_binds_the_pod() -> None:
     assert not cache.volumes.pvs.is_assumed("pv1")  # the promise is taken back
     assert cache.get_pod(web.uid) is None
     assert sched.queue.where(web.uid) in ("active", "backoff", "unschedulable")
+
+
+def test_explain_plays_the_binding_out_and_names_the_volumes() -> None:
+    """explain runs the binding cycle with nothing written: the binder's writes are finished
+    in memory, so an unbound claim does not turn into "ClaimRef got reset"."""
+    from multisched.config import parse_config_object, resolve
+    from multisched.live.explain import explain
+    from multisched.scheduler import default_registry
+    from multisched.scheduler.simulate import ClusterInput
+    from volume_support import PROFILE
+
+    docs = [node("n1"), node("n2", cpu="64"), LOCAL, claim("data"), pv("pv1", host="n1")]
+    docs += [pod("web", "data"), {**DYNAMIC}, claim("scratch", klass="fast"), pod("job", "scratch")]
+    cluster = ClusterInput.from_documents([(f"d{i}", d) for i, d in enumerate(docs)], trusted=True)
+    registry = default_registry(load_entry_points=False)
+    config = resolve(parse_config_object(PROFILE), registry)
+    (web,) = asyncio.run(explain(cluster, config, registry, "default", "web")).result.placements
+    assert (web.status, web.node, web.message) == ("Scheduled", "n1", "would be assigned to n1")
+    assert web.volumes == [{"claim": "data", "volume": "pv1"}]
+    cluster = ClusterInput.from_documents([(f"d{i}", d) for i, d in enumerate(docs)], trusted=True)
+    (job,) = asyncio.run(explain(cluster, config, registry, "default", "job")).result.placements
+    assert job.status == "Scheduled"
+    assert job.volumes[0]["selectedNode"] == job.node
+
+
+def test_a_storage_class_written_without_a_binding_mode_is_immediate_in_simulate() -> None:
+    bare = storage_class("plain", provisioner="csi.example.com")
+    del bare["volumeBindingMode"]
+    placed = run(node("n1"), bare, claim("d", klass="plain"), pod("w", "d"))
+    assert "pod has unbound immediate PersistentVolumeClaims" in placed["w"].message

@@ -16,7 +16,14 @@ from multisched.cache.volumes import object_key
 from multisched.config import ResolvedConfig
 from multisched.framework import Registry
 from multisched.scheduler import Outcome, Scheduler
-from multisched.scheduler.simulate import ClusterInput, InputError, Placement, SimulationResult
+from multisched.scheduler.sim_volumes import SimVolumeController
+from multisched.scheduler.simulate import (
+    ClusterInput,
+    InputError,
+    Placement,
+    SimulationResult,
+    volume_report,
+)
 
 
 class DryRunClient:
@@ -28,6 +35,9 @@ class DryRunClient:
         self.nominated: dict[str, str] = {}
         #: ``kind namespace/name`` -> the object the volume binder would write.
         self.storage_writes: dict[str, dict[str, Any]] = {}
+        #: Set by ``explain``: where the writes are played out.
+        self.scheduler: Scheduler | None = None
+        self.volumes: SimVolumeController | None = None
 
     async def bind(self, pod: PodInfo, node_name: str) -> None:
         self.bound[pod.key] = node_name
@@ -39,8 +49,17 @@ class DryRunClient:
         self.nominated[pod.key] = node_name
 
     async def update_storage_object(self, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
+        """Recorded, and finished in memory as the PV controller (and a provisioner) would
+        finish it, so the binding cycle sees its volumes bound and says where the pod goes."""
         self.storage_writes[f"{kind} {object_key(obj)}"] = obj
-        return obj
+        if self.scheduler is None:
+            return obj
+        if self.volumes is None:
+            self.volumes = SimVolumeController(self.scheduler.cache.volumes)
+        changes = self.volumes.write(kind, obj)
+        for changed_kind, changed in changes:
+            self.scheduler.on_storage_object(changed_kind, changed)
+        return changes[0][1]
 
 
 class PodNotFound(LookupError):
@@ -78,6 +97,7 @@ async def explain(
     target_label, target_raw = _find(cluster, namespace, name)
     client = DryRunClient()
     scheduler = Scheduler(config, registry, client=client, rng=random.Random(seed))
+    client.scheduler = scheduler
     scheduler.explain = True
     cache = scheduler.cache
     cluster.load_into(cache)
@@ -136,6 +156,8 @@ async def explain(
         placement = Placement(target, "Error", message=outcome.message)
     placement.nominated_node = outcome.nominated_node
     placement.outcome = outcome
+    if placement.status == "Scheduled" and target.volumes:
+        placement.volumes = volume_report(target, cache, client.volumes)
     if outcome.schedule is not None:
         evaluated_all = outcome.schedule.evaluated_nodes >= len(cluster.nodes)
     result.placements.append(placement)

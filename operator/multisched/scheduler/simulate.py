@@ -221,6 +221,9 @@ class ClusterInput:
                 "uid", str(uuid.uuid5(uuid.NAMESPACE_URL, f"{kind}/{meta.get('namespace')}/{name}"))
             )
             raw = {**raw, "metadata": meta}
+            if kind == "StorageClass":
+                # The API server's defaults, for a class written without them.
+                raw = {"volumeBindingMode": "Immediate", "reclaimPolicy": "Delete", **raw}
             if kind == "PersistentVolume" and not (raw.get("status") or {}).get("phase"):
                 # Written without a status: what the PV controller makes of it at once.
                 bound = bool((raw.get("spec") or {}).get("claimRef"))
