@@ -62,3 +62,11 @@ def test_the_base_image_is_pinned_by_digest() -> None:
 def test_no_installer_is_left_in_the_runtime_venv() -> None:
     dockerfile = (ROOT / "Dockerfile").read_text()
     assert re.search(r"pip uninstall --yes setuptools wheel pip", dockerfile)
+
+
+def test_the_image_leaves_the_cli_extra_out() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    cli = names(project["optional-dependencies"]["cli"])
+    assert cli == {"kubernetes-validate", "jsonschema", "referencing"}
+    assert not cli & set(locked(ROOT / "requirements.lock"))  # 108 MB the image does not need
+    assert cli <= set(locked(ROOT / "requirements-dev.lock"))  # the tests run simulate

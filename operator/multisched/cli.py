@@ -273,7 +273,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv and argv[0] == "run":
         return cmd_run(argv[1:])
     args = build_parser().parse_args(argv)
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except ImportError as exc:
+        # The schema checks' libraries are the ``cli`` extra: say so in one line.
+        if exc.name not in _CLI_EXTRA and "cli extra" not in str(exc):
+            raise
+        return _report([f"{args.command} needs the cli extra: pip install 'multisched[cli]'"])
+
+
+#: What ``pip install 'multisched[cli]'`` adds (simulate's schema checks).
+_CLI_EXTRA = frozenset({"kubernetes_validate", "jsonschema", "referencing"})
 
 
 if __name__ == "__main__":

@@ -10,13 +10,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from functools import cache
-from typing import Any
-
-import jsonschema
-from kubernetes_validate import utils as kv
-from referencing import Registry, Resource
+from typing import TYPE_CHECKING, Any
 
 from .names import go_value
+
+if TYPE_CHECKING:  # the CLI's extra: ``multisched run`` never imports them
+    import jsonschema
+    from referencing import Registry
 
 #: The newest schemas kubernetes-validate ships that we have checked the rules against.
 SCHEMA_VERSION = "1.37.0"
@@ -44,33 +44,64 @@ def _fits(bounds: tuple[int, int]) -> Any:
     return check
 
 
-_FORMATS = jsonschema.FormatChecker(formats=())
-_FORMATS.checks("int32")(_fits(_INT32))
-_FORMATS.checks("int64")(_fits(_INT64))
+@cache
+def _engine() -> tuple[Any, Any]:
+    """jsonschema's format checker and validator class, imported on first use: only the
+    offline commands check schemas, and the image of ``multisched run`` does not ship
+    jsonschema or kubernetes-validate (the ``cli`` extra)."""
+    import jsonschema
+
+    formats = jsonschema.FormatChecker(formats=())
+    formats.checks("int32")(_fits(_INT32))
+    formats.checks("int64")(_fits(_INT64))
+    # Go decodes 1.0 into an int field as an error; JSON Schema would call it an integer.
+    types = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
+        "integer", lambda _checker, value: isinstance(value, int) and not isinstance(value, bool)
+    )
+    validator = jsonschema.validators.extend(jsonschema.Draft202012Validator, type_checker=types)
+    return formats, validator
 
 
-# Go decodes 1.0 into an int field as an error; JSON Schema would call it an integer.
-_TYPES = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
-    "integer", lambda _checker, value: isinstance(value, int) and not isinstance(value, bool)
-)
-_Validator = jsonschema.validators.extend(jsonschema.Draft202012Validator, type_checker=_TYPES)
+def _schema(name: str) -> Any:
+    try:
+        from kubernetes_validate import utils as kv
+    except ImportError as exc:
+        raise SchemasMissing() from exc
+    return kv.schema_contents(f"{_SCHEMA_DIR}/{name}", SCHEMA_VERSION)
+
+
+class SchemasMissing(ImportError):
+    """The offline checks need the ``cli`` extra (kubernetes-validate, jsonschema)."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "schema checks need the cli extra: pip install 'multisched[cli]' "
+            "(kubernetes-validate, jsonschema)"
+        )
 
 
 @cache
 def _registry() -> Registry:
-    defs = kv.schema_contents(f"{_SCHEMA_DIR}/_definitions.json", SCHEMA_VERSION)
-    return Resource.from_contents(defs) @ Registry()
+    from referencing import Registry, Resource
+
+    return Resource.from_contents(_schema("_definitions.json")) @ Registry()
 
 
 @cache
 def _validator(kind: str, api_version: str) -> jsonschema.protocols.Validator | None:
+    from referencing import Resource
+
     group = re.sub(r"^([^./]*)(?:\.[^/]*)?/", r"\1-", api_version)
     try:
-        schema = kv.schema_contents(f"{_SCHEMA_DIR}/{kind.lower()}-{group}.json", SCHEMA_VERSION)
+        schema = _schema(f"{kind.lower()}-{group}.json")
     except (FileNotFoundError, OSError):
         return None
     registry = Resource.from_contents(schema) @ _registry()
-    return _Validator(schema, registry=registry, format_checker=_FORMATS)
+    formats, validator = _engine()
+    result: jsonschema.protocols.Validator = validator(
+        schema, registry=registry, format_checker=formats
+    )
+    return result
 
 
 def has_schema(kind: str, api_version: str) -> bool:
@@ -187,9 +218,7 @@ _VALID_SHAPES: dict[int, set[object]] = {}
 
 @cache
 def _definitions() -> dict[str, Any]:
-    defs: dict[str, Any] = kv.schema_contents(f"{_SCHEMA_DIR}/_definitions.json", SCHEMA_VERSION)[
-        "$defs"
-    ]
+    defs: dict[str, Any] = _schema("_definitions.json")["$defs"]
     return defs
 
 
@@ -259,7 +288,7 @@ def _fields_with_enums(schema: Any, keys: set[str]) -> bool:
 
 @cache
 def _definition_enum_keys() -> frozenset[str] | None:
-    if set(_FORMATS.checkers) - _CHECKED_FORMATS:
+    if set(_engine()[0].checkers) - _CHECKED_FORMATS:
         return None  # a format judged by value, beyond the integer ranges
     keys: set[str] = set()
     if not all(_fields_with_enums(schema, keys) for schema in _definitions().values()):
