@@ -91,3 +91,8 @@ def code_label(status: Status | None) -> str:
 
 def as_status(status: Status | None) -> Status:
     return status if status is not None else Status(Code.SUCCESS)
+
+
+#: A shared Skip for the hot path (a pod none of a plugin's work concerns): the runtime only
+#: reads a Skip, never marks it, so one object serves every cycle.
+SKIP = Status(Code.SKIP)

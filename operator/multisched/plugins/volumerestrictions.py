@@ -13,6 +13,7 @@ from typing import Any
 from multisched.cache import NodeInfo, PodInfo
 from multisched.cache.volumes import PERSISTENT_VOLUME_CLAIM
 from multisched.framework import CycleState, Handle, PreFilterResult, Status
+from multisched.framework.status import SKIP
 from multisched.queue.events import ADD, DELETE, NODE, POD, UPDATE, ClusterEvent
 
 NAME = "VolumeRestrictions"
@@ -88,7 +89,7 @@ class VolumeRestrictions:
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
         if not pod.volumes:
-            return None, Status.skip()
+            return None, SKIP
         needs_check = any(needs_restrictions_check(v) for v in pod.volumes)
         pvcs = self.handle.snapshot.volumes.pvcs
         rwop = set()
@@ -107,7 +108,7 @@ class VolumeRestrictions:
                 if any(n.pvc_ref_counts.get(f"{pod.namespace}/{name}") for n in nodes_all)
             )
         if not needs_check and conflicting == 0:
-            return None, Status.skip()
+            return None, SKIP
         state.write(STATE_KEY, _State(frozenset(rwop), conflicting))
         return None, None
 

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from multisched.cache import NodeInfo, PodInfo
 from multisched.cache.volumes import PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM, STORAGE_CLASS
 from multisched.framework import CycleState, Handle, PreFilterResult, Status
+from multisched.framework.status import SKIP
 from multisched.queue.events import ADD, NODE, UPDATE, UPDATE_NODE_LABEL, ClusterEvent
 
 NAME = "VolumeZone"
@@ -53,12 +54,12 @@ class VolumeZone:
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
         if not pod.volumes:
-            return None, Status.skip()
+            return None, SKIP
         topologies, status = self._pv_topologies(pod)
         if status is not None:
             return None, status
         if not topologies:
-            return None, Status.skip()
+            return None, SKIP
         state.write(STATE_KEY, topologies)
         return None, None
 

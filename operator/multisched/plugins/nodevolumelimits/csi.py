@@ -16,6 +16,7 @@ from typing import Any
 from multisched.cache import NodeInfo, PodInfo
 from multisched.cache.volumes import CSI_NODE, VolumeStore
 from multisched.framework import CycleState, Handle, PreFilterResult, Status
+from multisched.framework.status import SKIP
 from multisched.queue.events import ADD, DELETE, POD, ClusterEvent
 
 from .migration import CSI_NAME_OF, in_tree_source, migrated_on_node
@@ -60,7 +61,7 @@ class NodeVolumeLimits:
                 or in_tree_source(volume) is not None
             ):
                 return None, None
-        return None, Status.skip()
+        return None, SKIP
 
     def pre_filter_extensions(self) -> None:
         return None

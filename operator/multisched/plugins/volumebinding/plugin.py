@@ -32,6 +32,7 @@ from multisched.framework import (
     PreFilterResult,
     Status,
 )
+from multisched.framework.status import SKIP
 from multisched.queue.events import ADD, NODE, UPDATE, UPDATE_NODE_LABEL, ClusterEvent
 
 from .._label_validation import aggregate, invalid
@@ -132,14 +133,12 @@ class VolumeBinding:
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
         if not pod.volumes:
-            state.write(STATE_KEY, _State(None))
-            return None, Status.skip()
+            return None, SKIP  # no state: Reserve and PreBind find none and return at once
         problem, has_claims = self._claims_problem(pod)
         if problem is not None:
             return None, Status.unresolvable(problem)
         if not has_claims:
-            state.write(STATE_KEY, _State(None))
-            return None, Status.skip()
+            return None, SKIP
         binder = self._binder()
         try:
             claims = binder.pod_volume_claims(pod)
