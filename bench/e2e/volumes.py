@@ -36,34 +36,11 @@ def storage_class() -> dict[str, Any]:
 
 
 def local_pv(run: str, i: int, nodes: int) -> dict[str, Any]:
-    host = node_name(i % nodes)
-    return {
-        "apiVersion": "v1",
-        "kind": "PersistentVolume",
-        "metadata": {"name": f"{run}-pv-{i:06d}", "labels": {RUN_LABEL: run}},
-        "spec": {
-            "capacity": {"storage": "10Gi"},
-            "accessModes": ["ReadWriteOnce"],
-            "storageClassName": CLASS,
-            "persistentVolumeReclaimPolicy": "Retain",
-            "local": {"path": f"/mnt/disks/{i}"},
-            "nodeAffinity": {
-                "required": {
-                    "nodeSelectorTerms": [
-                        {
-                            "matchExpressions": [
-                                {
-                                    "key": "kubernetes.io/hostname",
-                                    "operator": "In",
-                                    "values": [host],
-                                }
-                            ]
-                        }
-                    ]
-                }
-            },
-        },
-    }
+    from volumes_support import local_pv as pinned
+
+    pv = pinned(f"{run}-pv-{i:06d}", CLASS, node_name(i % nodes), "10Gi", labels={RUN_LABEL: run})
+    pv["spec"]["persistentVolumeReclaimPolicy"] = "Retain"
+    return pv
 
 
 def claim(run: str, i: int) -> dict[str, Any]:

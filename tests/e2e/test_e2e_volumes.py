@@ -22,6 +22,7 @@ from volumes_support import (
     SELECTED_NODE,
     TestProvisioner,
     controller_manager_missing,
+    local_pv,
     pv_controller,
 )
 
@@ -64,36 +65,6 @@ def claim(name: str, klass: str, modes: tuple[str, ...] = ("ReadWriteOnce",)) ->
             "accessModes": list(modes),
             "storageClassName": klass,
             "resources": {"requests": {"storage": "1Gi"}},
-        },
-    }
-
-
-def local_pv(name: str, klass: str, node: str, **spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "PersistentVolume",
-        "metadata": {"name": name},
-        "spec": {
-            "capacity": {"storage": "1Gi"},
-            "accessModes": ["ReadWriteOnce"],
-            "storageClassName": klass,
-            "local": {"path": f"/mnt/{name}"},
-            "nodeAffinity": {
-                "required": {
-                    "nodeSelectorTerms": [
-                        {
-                            "matchExpressions": [
-                                {
-                                    "key": "kubernetes.io/hostname",
-                                    "operator": "In",
-                                    "values": [node],
-                                }
-                            ]
-                        }
-                    ]
-                }
-            },
-            **spec,
         },
     }
 

@@ -26,6 +26,36 @@ SELECTED_NODE = "volume.kubernetes.io/selected-node"
 HOSTNAME = "kubernetes.io/hostname"
 
 
+def local_pv(
+    name: str, klass: str, node: str, capacity: str = "1Gi", **extra: Any
+) -> dict[str, Any]:
+    """A local PV pinned to ``node`` by hostname (``extra``: more spec fields, or labels)."""
+    labels = extra.pop("labels", None)
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": name, **({"labels": labels} if labels else {})},
+        "spec": {
+            "capacity": {"storage": capacity},
+            "accessModes": ["ReadWriteOnce"],
+            "storageClassName": klass,
+            "local": {"path": f"/mnt/{name}"},
+            "nodeAffinity": {
+                "required": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchExpressions": [
+                                {"key": HOSTNAME, "operator": "In", "values": [node]}
+                            ]
+                        }
+                    ]
+                }
+            },
+            **extra,
+        },
+    }
+
+
 def controller_manager_missing() -> str:
     if shutil.which("kube-controller-manager") is None:
         return "volume e2e skipped: kube-controller-manager is not on PATH"
@@ -127,39 +157,22 @@ class TestProvisioner:
             if time.monotonic() - first < self.delay:
                 continue
             name = f"pvc-{meta['uid']}"
-            pv = {
-                "apiVersion": "v1",
-                "kind": "PersistentVolume",
-                "metadata": {
-                    "name": name,
-                    "annotations": {"pv.kubernetes.io/provisioned-by": PROVISIONER},
+            pv = local_pv(
+                name,
+                spec["storageClassName"],
+                node,
+                spec["resources"]["requests"]["storage"],
+                accessModes=spec["accessModes"],
+                persistentVolumeReclaimPolicy="Delete",
+                claimRef={
+                    "apiVersion": "v1",
+                    "kind": "PersistentVolumeClaim",
+                    "namespace": meta["namespace"],
+                    "name": meta["name"],
+                    "uid": meta["uid"],
                 },
-                "spec": {
-                    "capacity": {"storage": spec["resources"]["requests"]["storage"]},
-                    "accessModes": spec["accessModes"],
-                    "storageClassName": spec["storageClassName"],
-                    "persistentVolumeReclaimPolicy": "Delete",
-                    "local": {"path": f"/mnt/{name}"},
-                    "claimRef": {
-                        "apiVersion": "v1",
-                        "kind": "PersistentVolumeClaim",
-                        "namespace": meta["namespace"],
-                        "name": meta["name"],
-                        "uid": meta["uid"],
-                    },
-                    "nodeAffinity": {
-                        "required": {
-                            "nodeSelectorTerms": [
-                                {
-                                    "matchExpressions": [
-                                        {"key": HOSTNAME, "operator": "In", "values": [node]}
-                                    ]
-                                }
-                            ]
-                        }
-                    },
-                },
-            }
+            )
+            pv["metadata"]["annotations"] = {"pv.kubernetes.io/provisioned-by": PROVISIONER}
             out = subprocess.run(
                 ["kubectl", f"--kubeconfig={self.kubeconfig}", "create", "-f", "-"],
                 input=json.dumps(pv),

@@ -464,13 +464,7 @@ class Framework:
             status: Status | None = pl.reserve(state, pod, node_name)
             self._observe(state, pl.name, "Reserve", status, start)
             if status is not None and not status.is_success():
-                if status.is_rejected():
-                    return status.with_plugin(pl.name)
-                return Status(
-                    Code.ERROR,
-                    f'running Reserve plugin "{pl.name}": {status.message()}',
-                    plugin=pl.name,
-                )
+                return _rejected_or_error("Reserve", pl.name, status)
         return None
 
     def run_unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
@@ -517,14 +511,7 @@ class Framework:
             status: Status | None = await pl.pre_bind(state, pod, node_name)
             self._observe(state, pl.name, "PreBind", status, start)
             if status is not None and not status.is_success():
-                if status.is_rejected():
-                    return status.with_plugin(pl.name)
-                # Upstream wraps a PreBind error with the plugin's name (the event says it).
-                return Status(
-                    Code.ERROR,
-                    f'running PreBind plugin "{pl.name}": {status.message()}',
-                    plugin=pl.name,
-                )
+                return _rejected_or_error("PreBind", pl.name, status)
         return None
 
     async def run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
@@ -545,3 +532,13 @@ class Framework:
                 pl.post_bind(state, pod, node_name)
             except Exception:
                 logger.exception("PostBind of plugin %s failed for pod %s", pl.name, pod.key)
+
+
+def _rejected_or_error(point: str, plugin: str, status: Status) -> Status:
+    """A rejection names its plugin; an error is wrapped with it, as upstream's runtime
+    words it for Reserve and PreBind (the FailedScheduling message shows it)."""
+    if status.is_rejected():
+        return status.with_plugin(plugin)
+    return Status(
+        Code.ERROR, f'running {point} plugin "{plugin}": {status.message()}', plugin=plugin
+    )

@@ -16,6 +16,7 @@ from kubernetes_asyncio import client as k8s
 
 from multisched.informer import ApiStatusError, Resource, list_objects
 from multisched.informer import kubeconfig as kubeconfig_loader
+from multisched.informer.kinds import STORAGE
 from multisched.informer.kubeconfig import kubeconfig_path
 
 NODES = Resource("", "v1", "nodes")
@@ -24,15 +25,6 @@ NAMESPACES = Resource("", "v1", "namespaces")
 PRIORITY_CLASSES = Resource("scheduling.k8s.io", "v1", "priorityclasses")
 PDBS = Resource("policy", "v1", "poddisruptionbudgets")
 PROFILES = Resource("multisched.dev", "v1alpha1", "schedulerprofiles")
-#: What the volume plugins read, by kind.
-STORAGE: dict[str, Resource] = {
-    "PersistentVolume": Resource("", "v1", "persistentvolumes"),
-    "PersistentVolumeClaim": Resource("", "v1", "persistentvolumeclaims"),
-    "StorageClass": Resource("storage.k8s.io", "v1", "storageclasses"),
-    "CSINode": Resource("storage.k8s.io", "v1", "csinodes"),
-    "CSIDriver": Resource("storage.k8s.io", "v1", "csidrivers"),
-    "CSIStorageCapacity": Resource("storage.k8s.io", "v1", "csistoragecapacities"),
-}
 
 #: Kinds that may be absent from a cluster (CRD not installed): read as none.
 OPTIONAL = frozenset({PROFILES})

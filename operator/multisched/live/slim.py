@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from .reading import STORAGE, LiveCluster
+from multisched.informer.kinds import STORAGE
+
+from .reading import LiveCluster
 
 POD_META = ("name", "namespace", "uid", "labels", "creationTimestamp", "deletionTimestamp")
 POD_SPEC = (

@@ -17,10 +17,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from multisched.cache import NodeError, PodError, PodInfo
+from multisched.informer.kinds import STORAGE
 from multisched.scheduler import Scheduler
 
 from .client import KubeClient
-from .intake import ASSIGNED_PODS, NAMESPACES, NODES, PDBS, PODS, STORAGE, Feed
+from .intake import ASSIGNED_PODS, NAMESPACES, NODES, PDBS, PODS, Feed
 from .options import COMPONENT
 
 logger = logging.getLogger(__name__)

@@ -36,15 +36,6 @@ NODES = Resource("", "v1", "nodes")
 PODS = Resource("", "v1", "pods")
 NAMESPACES = Resource("", "v1", "namespaces")
 PDBS = Resource("policy", "v1", "poddisruptionbudgets")
-#: What the volume plugins read (kube-scheduler's informers for them), by kind.
-STORAGE = {
-    "PersistentVolume": Resource("", "v1", "persistentvolumes"),
-    "PersistentVolumeClaim": Resource("", "v1", "persistentvolumeclaims"),
-    "StorageClass": Resource("storage.k8s.io", "v1", "storageclasses"),
-    "CSINode": Resource("storage.k8s.io", "v1", "csinodes"),
-    "CSIDriver": Resource("storage.k8s.io", "v1", "csidrivers"),
-    "CSIStorageCapacity": Resource("storage.k8s.io", "v1", "csistoragecapacities"),
-}
 
 #: kube-scheduler's assigned-pod informer: bound, and not finished.
 ASSIGNED_PODS = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"

@@ -174,37 +174,37 @@ def node_affinity_error(pv: Obj, node_labels: Mapping[str, str]) -> str | None:
     return "no matching NodeSelectorTerms"
 
 
-def local_node_names(pv: Obj) -> list[str] | None:
-    """``GetLocalPersistentVolumeNodeNames``: hostnames named by ``kubernetes.io/hostname
-    In`` in the PV's required terms (None: no required affinity)."""
+def _hosts_per_term(pv: Obj) -> list[set[str] | None] | None:
+    """For each required term, the hostnames its ``kubernetes.io/hostname In`` expressions
+    allow (their intersection), or None for a term that names no hostname; None when the
+    PV has no required node affinity."""
     required = (spec(pv).get("nodeAffinity") or {}).get("required")
     if not required:
         return None
-    result: set[str] = set()
-    for term in required.get("nodeSelectorTerms") or ():
-        nodes: set[str] | None = None
-        for expr in (term or {}).get("matchExpressions") or ():
-            if expr.get("key") == LABEL_HOSTNAME and expr.get("operator") == "In":
-                values = set(expr.get("values") or ())
-                nodes = values if nodes is None else nodes & values
-        result |= nodes or set()
-    return sorted(result)
-
-
-def only_on_hosts(pv: Obj) -> frozenset[str] | None:
-    """The hostnames a PV is confined to when *every* required term names them (local
-    PVs): only nodes with one of these hostname labels can match. None otherwise."""
-    required = (spec(pv).get("nodeAffinity") or {}).get("required")
-    if not required:
-        return None
-    hosts: set[str] = set()
+    out: list[set[str] | None] = []
     for term in required.get("nodeSelectorTerms") or ():
         named: set[str] | None = None
         for expr in (term or {}).get("matchExpressions") or ():
             if expr.get("key") == LABEL_HOSTNAME and expr.get("operator") == "In":
                 values = set(expr.get("values") or ())
                 named = values if named is None else named & values
-        if named is None:
-            return None
-        hosts |= named
-    return frozenset(hosts)
+        out.append(named)
+    return out
+
+
+def local_node_names(pv: Obj) -> list[str] | None:
+    """``GetLocalPersistentVolumeNodeNames``: hostnames named by ``kubernetes.io/hostname
+    In`` in the PV's required terms (None: no required affinity)."""
+    terms = _hosts_per_term(pv)
+    if terms is None:
+        return None
+    return sorted(set().union(*(t for t in terms if t is not None)))
+
+
+def only_on_hosts(pv: Obj) -> frozenset[str] | None:
+    """The hostnames a PV is confined to when *every* required term names them (local
+    PVs): only nodes with one of these hostname labels can match. None otherwise."""
+    terms = _hosts_per_term(pv)
+    if terms is None or any(t is None for t in terms):
+        return None
+    return frozenset(set().union(*(t for t in terms if t is not None)))
