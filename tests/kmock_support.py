@@ -1,13 +1,16 @@
-"""What every kmock-backed test needs: a kubeconfig for it, the SchedulerProfile kind, and
-kmock 0.8's namespace-list path read as the cluster-scoped list it is."""
+"""What every kmock-backed test needs: a kubeconfig for it, the SchedulerProfile kind,
+kmock 0.8's namespace-list path read as the cluster-scoped list it is, and scripted
+TokenReviews and SubjectAccessReviews for the secure port."""
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
-from kmock import KubernetesEmulator, ResourceInfo
+from kmock import KubernetesEmulator, Request, ResourceInfo, Response
 from kmock._internal import parsing as kmock_parsing
 
 PROFILES = "multisched.dev/v1alpha1/schedulerprofiles"
@@ -58,3 +61,39 @@ def namespaces_listable(monkeypatch: pytest.MonkeyPatch) -> None:
         return original(path)
 
     monkeypatch.setattr(kmock_parsing, "parse_path", parse_path)
+
+
+def answer_reviews(
+    kmock: KubernetesEmulator,
+    users: Mapping[str, str],
+    allowed: Collection[tuple[str, str]],
+) -> None:
+    """The API server's TokenReview and SubjectAccessReview, scripted: ``users`` maps a
+    token to its user name; ``allowed`` holds the (user, path) pairs a ``get`` may read."""
+
+    def forget_reviews() -> None:
+        # kmock stores each posted review (nameless) as an object and answers the next
+        # one 409; the API server keeps none.
+        for key in [k for k in kmock.objects if "reviews" in str(k)]:
+            del kmock.objects[key]
+
+    def token_review(request: Request) -> Response:
+        forget_reviews()
+        name = users.get(request.data["spec"]["token"])
+        status: dict[str, Any] = {"authenticated": name is not None}
+        if name is not None:
+            status["user"] = {"username": name, "groups": ["system:authenticated"]}
+        return Response(status=201, payload={**request.data, "status": status})
+
+    def access_review(request: Request) -> Response:
+        forget_reviews()
+        spec = request.data["spec"]
+        attrs = spec["nonResourceAttributes"]
+        ok = attrs["verb"] == "get" and (spec["user"], attrs["path"]) in allowed
+        return Response(status=201, payload={**request.data, "status": {"allowed": ok}})
+
+    def plural(name: str) -> Callable[[Request], bool]:
+        return lambda r: r.resource is not None and r.resource.plural == name
+
+    kmock[plural("tokenreviews")] << token_review
+    kmock[plural("subjectaccessreviews")] << access_review

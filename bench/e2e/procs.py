@@ -80,6 +80,9 @@ def multisched(cp: ControlPlane, scheduler_name: str) -> Contender:
         "--leader-elect=false",
         f"--kubeconfig={cp.kubeconfig}",
         "--metrics-address=127.0.0.1",
+        # The secure port as the chart runs it (TLS, reviews on each uncached scrape).
+        f"--secure-port={free_port()}",
+        "--bind-address=127.0.0.1",
     ]
     return Contender("multisched", scheduler_name, argv, "--metrics-port")
 

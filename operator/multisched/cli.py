@@ -234,6 +234,44 @@ def _add_live_commands(sub: Any) -> None:
     snap.add_argument("--kubeconfig", help="path to the kubeconfig (default: $KUBECONFIG)")
     snap.set_defaults(func=_live("snapshot"))
     _add_history_commands(sub)
+    _add_queue_command(sub)
+
+
+def _add_queue_command(sub: Any) -> None:
+    """Parsed here: the command's module loads the API client, which only it needs."""
+    q = sub.add_parser("queue", help="what the running scheduler's queue holds (one pod: why)")
+    q.add_argument("pod", nargs="?", help="POD or NAMESPACE/POD: its attempts, failure, wake-ups")
+    q.add_argument("-n", "--namespace", help="the pod's namespace (default: the context's)")
+    q.add_argument(
+        "--endpoint", help="the scheduler's secure address, e.g. https://127.0.0.1:10259"
+    )
+    q.add_argument(
+        "--scheduler-namespace", help="where to look for the scheduler's pods (default: all)"
+    )
+    q.add_argument(
+        "--selector", default=_QUEUE_SELECTOR, help=f"its pods' labels (default {_QUEUE_SELECTOR})"
+    )
+    q.add_argument("--token", help="bearer token to present (default: the kubeconfig's)")
+    q.add_argument(
+        "--certificate-authority",
+        metavar="FILE",
+        help="verify the scheduler's certificate with this CA (default: not verified, as the "
+        "default certificate is self-signed)",
+    )
+    q.add_argument("--timeout", type=float, default=10.0, help="seconds per request")
+    q.add_argument("-o", "--output", choices=("table", "json"), default="table")
+    q.add_argument("--kubeconfig", help="path to the kubeconfig (default: $KUBECONFIG)")
+    q.set_defaults(func=_queue)
+
+
+#: The chart's selector label of the operator pods.
+_QUEUE_SELECTOR = "app.kubernetes.io/name=multisched"
+
+
+def _queue(args: argparse.Namespace) -> int:
+    from multisched.live.queue import cmd_queue
+
+    return cmd_queue(args)
 
 
 def _history(command: str) -> Any:

@@ -22,6 +22,10 @@ VALUE_SETS = {
 }
 KUBE_VERSIONS = ("1.28.0", latest_version())
 FULLNAME = "multisched"  # release "multisched" contains the chart name
+BASE_ARGS = [
+    "run", "--all-namespaces", "--liveness", "http://0.0.0.0:8080/healthz",
+    "--secure-port=10259", "--reserved-scheduler-names=default-scheduler",
+]  # fmt: skip
 
 
 def _only(docs: list[Manifest], kind: str) -> Manifest:
@@ -59,7 +63,11 @@ def test_rendered_manifests_are_valid(
         elif doc["kind"] == "ServiceMonitor":
             assert doc["apiVersion"] == "monitoring.coreos.com/v1"
             (endpoint,) = doc["spec"]["endpoints"]
-            assert (endpoint["port"], endpoint["path"]) == ("http-metrics", "/metrics")
+            assert (endpoint["port"], endpoint["scheme"], endpoint["path"]) == (
+                "https",
+                "https",
+                "/metrics",
+            )
             assert doc["spec"]["selector"]["matchLabels"] == _selector(docs)
         else:
             kubernetes_validate.validate(doc, kube_version, strict=True)
@@ -129,6 +137,9 @@ CLUSTER_RULES = {
     ("multisched.dev", "schedulerprofiles"): {"get", "list", "watch"},
     ("multisched.dev", "schedulerprofiles/status"): {"patch"},
     ("apiextensions.k8s.io", "customresourcedefinitions"): {"get", "list", "watch"},
+    # The secure port's delegated authentication and authorization (as kube-scheduler).
+    ("authentication.k8s.io", "tokenreviews"): {"create"},
+    ("authorization.k8s.io", "subjectaccessreviews"): {"create"},
 }
 
 
@@ -160,9 +171,9 @@ def _grants(role: Manifest) -> dict[tuple[str, str], set[str]]:
 @pytest.mark.parametrize("replicas", [1, 3])
 def test_cluster_role_is_exactly_least_privilege(render: Render, replicas: int) -> None:
     docs = render(f"replicas={replicas}")
-    role = _only(docs, "ClusterRole")
+    role = _exactly(docs, "ClusterRole", FULLNAME)
     assert _grants(role) == CLUSTER_RULES
-    binding = _only(docs, "ClusterRoleBinding")
+    binding = _exactly(docs, "ClusterRoleBinding", FULLNAME)
     assert binding["roleRef"] == {
         "apiGroup": "rbac.authorization.k8s.io",
         "kind": "ClusterRole",
@@ -176,6 +187,11 @@ def test_cluster_role_is_exactly_least_privilege(render: Render, replicas: int) 
 
 def _named(docs: list[Manifest], kind: str, suffix: str) -> Manifest:
     (doc,) = [d for d in by_kind(docs, kind) if d["metadata"]["name"].endswith(suffix)]
+    return doc
+
+
+def _exactly(docs: list[Manifest], kind: str, name: str) -> Manifest:
+    (doc,) = [d for d in by_kind(docs, kind) if d["metadata"]["name"] == name]
     return doc
 
 
@@ -234,11 +250,8 @@ def test_several_replicas_elect_a_leader_and_keep_one_up(render: Render) -> None
     docs = render("replicas=2")
     assert _only(docs, "Deployment")["spec"]["replicas"] == 2
     args = _container(docs)["args"]
-    assert args[:5] == [
-        "run", "--all-namespaces", "--liveness", "http://0.0.0.0:8080/healthz",
-        "--reserved-scheduler-names=default-scheduler",
-    ]  # fmt: skip
-    assert args[5:] == [
+    assert args[: len(BASE_ARGS)] == BASE_ARGS
+    assert args[len(BASE_ARGS) :] == [
         "--leader-elect=true",
         "--lease-namespace",
         NAMESPACE,
@@ -284,7 +297,7 @@ def test_leader_election_values(render: Render) -> None:
         "leaderElection.retryPeriod=4s",
     )
     args = _container(docs)["args"]
-    assert args[5:] == [
+    assert args[len(BASE_ARGS) :] == [
         "--leader-elect=true",
         "--lease-namespace",
         NAMESPACE,
@@ -353,18 +366,19 @@ def test_container_command_ports_and_probes(render: Render) -> None:
     container = _container(docs)
     assert container["image"] == "reg.example/multisched:1.2.3"
     assert container["command"] == ["multisched"]
-    assert container["args"] == [
-        "run", "--all-namespaces", "--liveness", "http://0.0.0.0:8080/healthz",
-        "--reserved-scheduler-names=default-scheduler",
-    ]  # fmt: skip
-    assert container["ports"] == [{"name": "http", "containerPort": 8080, "protocol": "TCP"}]
+    assert container["args"] == BASE_ARGS
+    assert container["ports"] == [
+        {"name": "http", "containerPort": 8080, "protocol": "TCP"},
+        {"name": "https", "containerPort": 10259, "protocol": "TCP"},
+    ]
     assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
     assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"}
     assert container["resources"]["requests"] == {"cpu": "100m", "memory": "128Mi"}
     service = _only(docs, "Service")
     assert service["spec"]["selector"] == _selector(docs)
     assert service["spec"]["ports"] == [
-        {"name": "http-metrics", "port": 8080, "targetPort": "http", "protocol": "TCP"}
+        {"name": "https", "port": 10259, "targetPort": "https", "protocol": "TCP"},
+        {"name": "http", "port": 8080, "targetPort": "http", "protocol": "TCP"},
     ]
 
 
@@ -396,7 +410,8 @@ def test_release_name_and_namespace_flow_into_the_objects(helm: str) -> None:
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     docs = [d for d in yaml.safe_load_all(out.stdout) if d]
-    assert _container(docs)["args"][6:10] == [
+    lease = len(BASE_ARGS) + 1
+    assert _container(docs)["args"][lease : lease + 4] == [
         "--lease-namespace", "sched", "--lease-name", "other-multisched",
     ]  # fmt: skip
     for doc in docs:

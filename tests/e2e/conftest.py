@@ -226,6 +226,8 @@ class Operator:
         self, kube: Kube, tmp: Path, *extra: str, kubeconfig: Path | None = None, name: str = ""
     ) -> None:
         self.port = free_port()
+        #: The secure port (/metrics, /configz, /debug/*), HTTPS.
+        self.secure_port = free_port()
         self.name = name or f"operator-{self.port}"
         self.log_path = tmp / f"{self.name}-{self.port}.log"
         self.log = self.log_path.open("wb")
@@ -241,6 +243,8 @@ class Operator:
                 "--all-namespaces",
                 "--metrics-port",
                 str(self.port),
+                f"--secure-port={self.secure_port}",
+                "--bind-address=127.0.0.1",
                 *extra,
             ],
             env=env,

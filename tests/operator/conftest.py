@@ -233,9 +233,12 @@ def start_operators(cluster: Cluster, tmp_path: Path) -> OperatorsFactory:
     @contextlib.asynccontextmanager
     async def start(count: int = 1, **options: Any) -> AsyncIterator[list[Runtime]]:
         opts = Options(
-            http_port=0,
-            kubeconfig=str(kubeconfig(tmp_path, str(cluster.kmock.url).rstrip("/"))),
-            **options,
+            **{
+                "http_port": 0,
+                "secure_port": 0,
+                "kubeconfig": str(kubeconfig(tmp_path, str(cluster.kmock.url).rstrip("/"))),
+                **options,
+            }
         )
         stop = asyncio.Event()
         tasks: list[asyncio.Task[None]] = []

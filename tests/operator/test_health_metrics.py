@@ -3,25 +3,46 @@
 from __future__ import annotations
 
 import logging
+import ssl
 from collections.abc import AsyncIterator
 
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
+from prometheus_client import CONTENT_TYPE_LATEST
 
 from multisched.operator.health import HealthServer
 from multisched.operator.metrics import Metrics
+from multisched.operator.secure import SecureServer, UserInfo
 
 Client = TestClient[web.Request, web.Application]
 
 
+class AllowAll:
+    """Every caller may read everything (the secure port's checks are in test_secure)."""
+
+    async def authenticate(self, token: str) -> UserInfo | None:
+        return UserInfo("scraper")
+
+    async def authorize(self, user: UserInfo, path: str, verb: str) -> tuple[bool, str]:
+        return True, ""
+
+
 @pytest.fixture
 async def http() -> AsyncIterator[tuple[Client, Metrics, list[bool]]]:
+    """The probes' server, and beside it /metrics as the secure port serves it."""
     metrics = Metrics()
     metrics.track_pending(lambda: {"active": 2, "backoff": 1, "unschedulable": 0, "gated": 3})
     synced = [False]
-    server = HealthServer("127.0.0.1", 0, ready=lambda: synced[0], metrics=metrics.render)
-    async with TestClient(TestServer(server.app())) as client:
+    health = HealthServer("127.0.0.1", 0, ready=lambda: synced[0]).app()
+
+    async def serve_metrics(request: web.Request) -> web.Response:
+        return web.Response(body=metrics.render(), headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+    secure = SecureServer("127.0.0.1", 0, ssl.create_default_context(), AllowAll(), {})
+    secure.routes["/metrics"] = serve_metrics
+    health.add_subapp("/secure", secure.app())
+    async with TestClient(TestServer(health)) as client:
         yield client, metrics, synced
 
 
@@ -33,6 +54,8 @@ async def test_healthz_answers_while_readyz_waits_for_the_caches(
     assert (await client.get("/readyz")).status == 503
     synced[0] = True
     assert (await client.get("/readyz")).status == 200
+    assert (await client.get("/livez")).status == 200
+    assert (await client.get("/metrics")).status == 404  # only on the secure port
 
 
 async def test_metrics_are_exposed(
@@ -43,7 +66,7 @@ async def test_metrics_are_exposed(
     metrics.attempt("my-scheduler", "unschedulable", 0.001)
     metrics.bound("my-scheduler", 0.01, 0.5)
     metrics.plugin("NodeResourcesFit", "Filter", "Unschedulable", 0.00002)
-    resp = await client.get("/metrics")
+    resp = await client.get("/secure/metrics")
     assert resp.status == 200
     assert resp.headers["Content-Type"].startswith("text/plain")
     text = await resp.text()
@@ -91,7 +114,7 @@ async def test_failed_bindings_and_profile_readiness_are_exposed(
     client, metrics, _ = http
     metrics.track_profiles(lambda: {"team-a": True, "team-b": False})
     metrics.binding_failed("my-scheduler", "error")
-    lines = set((await (await client.get("/metrics")).text()).splitlines())
+    lines = set((await (await client.get("/secure/metrics")).text()).splitlines())
     assert 'multisched_binding_errors_total{profile="my-scheduler"} 1.0' in lines
     # Counted among the attempts too, as upstream's failure handler counts it.
     assert 'multisched_schedule_attempts_total{profile="my-scheduler",result="error"} 1.0' in lines

@@ -53,7 +53,11 @@ async def test_the_runtime_calls_on_synced_once_when_the_first_listing_is_in(
     declare_kinds(kmock)
     namespaces_listable(monkeypatch)
     api_client = k8s.ApiClient(k8s.Configuration(host=str(kmock.url).rstrip("/")))
-    rt = Runtime(Options(http_port=0), Api(api_client), default_registry(load_entry_points=False))
+    rt = Runtime(
+        Options(http_port=0, secure_port=0),
+        Api(api_client),
+        default_registry(load_entry_points=False),
+    )
     calls: list[bool] = []
     rt.on_synced = lambda: calls.append(rt.intake is not None and rt.intake.synced)
     await rt.start()

@@ -14,6 +14,7 @@ import pytest
 
 from builders import node_dict, pod_dict
 from conftest import Cluster, OperatorFactory, OperatorsFactory, kubeconfig
+from kmock_support import answer_reviews
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -324,6 +325,13 @@ async def test_only_the_lease_holder_schedules_and_a_standby_takes_over(
     assert lease["holderIdentity"] == ""
 
 
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
 @pytest.mark.parametrize(
     "command",
     [
@@ -338,13 +346,13 @@ async def test_the_operator_runs_as_a_process(
     await cluster.create("nodes", node_dict("node-a"))
     await cluster.create("pods", pod_dict("waiting", scheduler_name=SCHED))
     await cluster.create("schedulerprofiles", profile("mine", one_profile()))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port, secure_port = free_port(), free_port()
+    answer_reviews(cluster.kmock, {"scrape-token": "prometheus"}, {("prometheus", "/metrics")})
     env = {
         **os.environ,
         "KUBECONFIG": str(kubeconfig(tmp_path, str(cluster.kmock.url).rstrip("/"))),
         "MULTISCHED_METRICS_PORT": str(port),
+        "MULTISCHED_SECURE_PORT": str(secure_port),
         "PYTHONPATH": os.pathsep.join([str(ROOT / "operator"), os.environ.get("PYTHONPATH", "")]),
     }
     env.pop("KUBERNETES_SERVICE_HOST", None)
@@ -361,7 +369,27 @@ async def test_the_operator_runs_as_a_process(
             async with http.get(f"http://127.0.0.1:{port}/readyz") as resp:
                 assert resp.status == 200
             async with http.get(f"http://127.0.0.1:{port}/metrics") as resp:
-                text = await resp.text()
+                assert resp.status == 404  # not on the open port
+            url = f"https://127.0.0.1:{secure_port}"
+            statuses = {}
+            for who, headers in (
+                ("anonymous", {}),
+                ("bad token", {"Authorization": "Bearer nope"}),
+                ("scraper", {"Authorization": "Bearer scrape-token"}),
+            ):
+                async with http.get(f"{url}/metrics", headers=headers, ssl=False) as resp:
+                    statuses[who] = resp.status
+                    text = await resp.text()
+            async with http.get(
+                f"{url}/debug/queue", headers={"Authorization": "Bearer scrape-token"}, ssl=False
+            ) as resp:
+                statuses["scraper on /debug/queue"] = resp.status
+        assert statuses == {
+            "anonymous": 403,
+            "bad token": 401,
+            "scraper": 200,
+            "scraper on /debug/queue": 403,
+        }
         assert (
             'multisched_schedule_attempts_total{profile="my-scheduler",result="scheduled"}' in text
         )

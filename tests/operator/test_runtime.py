@@ -35,7 +35,7 @@ class HeldElsewhere:
 async def runtime(kmock: KubernetesEmulator) -> AsyncIterator[Runtime]:
     api_client = k8s.ApiClient(k8s.Configuration(host=str(kmock.url).rstrip("/")))
     rt = Runtime(
-        Options(http_port=0, leader_elect=True),
+        Options(http_port=0, secure_port=0, leader_elect=True),
         Api(api_client),
         default_registry(load_entry_points=False),
         lease_api=HeldElsewhere(),

@@ -401,8 +401,8 @@ def test_args_are_validated_as_upstream(args: dict[str, Any], problem: str) -> N
 
 
 def test_events_requeue_what_can_help() -> None:
-    labels = {e.label for e in VolumeBinding(None, _Handle(Cache())).events_to_register()}  # type: ignore[arg-type]
-    resources = {label.rstrip("0123456789") for label in labels}
+    events = VolumeBinding(None, _Handle(Cache())).events_to_register()  # type: ignore[arg-type]
+    resources = {e.resource for e in events}
     assert resources == {
         "StorageClass", "PersistentVolumeClaim", "PersistentVolume", "Node", "CSINode",
         "CSIDriver", "CSIStorageCapacity",

@@ -27,7 +27,7 @@ from .models import (
     Profile,
     SchedulerProfileSpec,
 )
-from .resolved import ResolvedConfig, ResolvedProfile
+from .resolved import ResolvedConfig, ResolvedProfile, component_config
 
 __all__ = [
     "DEFAULT_MULTI_POINT",
@@ -50,6 +50,7 @@ __all__ = [
     "ResolvedConfig",
     "ResolvedProfile",
     "SchedulerProfileSpec",
+    "component_config",
     "config_notes",
     "default_plugins",
     "effective_plugins",

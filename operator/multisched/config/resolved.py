@@ -6,6 +6,7 @@ This is what the framework builds profiles from; no pydantic past this point.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -46,3 +47,38 @@ class ResolvedConfig:
             if prof.scheduler_name == scheduler_name:
                 return prof
         return None
+
+
+def component_config(config: ResolvedConfig) -> dict[str, Any]:
+    """The configuration in force as a KubeSchedulerConfiguration v1 document, every
+    profile expanded (``/configz``: what kube-scheduler shows as its componentconfig)."""
+    return {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "percentageOfNodesToScore": config.percentage_of_nodes_to_score,
+        "podInitialBackoffSeconds": config.pod_initial_backoff_seconds,
+        "podMaxBackoffSeconds": config.pod_max_backoff_seconds,
+        "profiles": [_profile_document(p) for p in config.profiles],
+    }
+
+
+def _profile_document(prof: ResolvedProfile) -> dict[str, Any]:
+    plugins: dict[str, Any] = {}
+    for point, names in prof.plugins.items():
+        if not names:
+            continue
+        enabled = []
+        for name in names:
+            entry: dict[str, Any] = {"name": name}
+            if point == "score":
+                entry["weight"] = prof.score_weights.get(name, 1)
+            enabled.append(entry)
+        plugins[point] = {"enabled": enabled}
+    doc: dict[str, Any] = {"schedulerName": prof.scheduler_name, "plugins": plugins}
+    if prof.percentage_of_nodes_to_score is not None:
+        doc["percentageOfNodesToScore"] = prof.percentage_of_nodes_to_score
+    doc["pluginConfig"] = [
+        {"name": name, "args": args.model_dump(mode="json", by_alias=True)}
+        for name, args in sorted(prof.plugin_args.items())
+    ]
+    return doc

@@ -1,10 +1,11 @@
-"""``/healthz``, ``/readyz`` and ``/metrics`` on one small aiohttp server.
+"""``/healthz``, ``/livez`` and ``/readyz`` on one small plain-HTTP aiohttp server: the
+probes, open to anyone, as kube-scheduler leaves them open. ``/metrics`` and the debug
+handlers are on the secure port (secure.py).
 
-- ``/healthz``: the process and its event loop answer.
+- ``/healthz``, ``/livez``: the process and its event loop answer.
 - ``/readyz``: the caches are synced (pods, nodes, namespaces and PDBs listed). A standby
   replica is ready too: it only waits for the lease, and failing readiness would take it
   out of Services for nothing.
-- ``/metrics``: Prometheus text format.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import logging
 from collections.abc import Callable
 
 from aiohttp import web
-from prometheus_client import CONTENT_TYPE_LATEST
 
 logger = logging.getLogger(__name__)
 
@@ -24,12 +24,10 @@ class HealthServer:
         host: str,
         port: int,
         ready: Callable[[], bool],
-        metrics: Callable[[], bytes],
     ) -> None:
         self.host = host
         self.port = port
         self._ready = ready
-        self._metrics = metrics
         self._runner: web.AppRunner | None = None
 
     def app(self) -> web.Application:
@@ -37,7 +35,6 @@ class HealthServer:
         app.router.add_get("/healthz", self._healthz)
         app.router.add_get("/livez", self._healthz)
         app.router.add_get("/readyz", self._readyz)
-        app.router.add_get("/metrics", self._metrics_handler)
         return app
 
     async def start(self) -> None:
@@ -46,7 +43,7 @@ class HealthServer:
         site = web.TCPSite(runner, self.host, self.port)
         await site.start()
         self._runner = runner
-        logger.info("health and metrics on http://%s:%d", self.host, self.port)
+        logger.info("health probes on http://%s:%d", self.host, self.port)
 
     async def stop(self) -> None:
         if self._runner is not None:
@@ -60,7 +57,3 @@ class HealthServer:
         if self._ready():
             return web.Response(text="ok")
         return web.Response(status=503, text="caches not synced yet")
-
-    async def _metrics_handler(self, request: web.Request) -> web.Response:
-        body = self._metrics()
-        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})

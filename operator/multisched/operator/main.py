@@ -84,10 +84,29 @@ def build_parser() -> argparse.ArgumentParser:
         "--metrics-port",
         type=int,
         default=None,
-        help="port of /healthz, /readyz and /metrics (default 8080; 0 turns the server off)",
+        help="port of /healthz, /livez and /readyz (default 8080; 0 turns the server off)",
     )
     parser.add_argument(
         "--metrics-address", default=None, help="address to listen on (default 0.0.0.0)"
+    )
+    parser.add_argument(
+        "--secure-port",
+        type=int,
+        default=None,
+        help="HTTPS port of /metrics, /configz and /debug/*, for callers the API server "
+        "authenticates and authorizes (default 10259; 0 turns it off)",
+    )
+    parser.add_argument(
+        "--bind-address", default=None, help="address of the secure port (default 0.0.0.0)"
+    )
+    parser.add_argument(
+        "--tls-cert-file", metavar="FILE", help="serving certificate (default: self-signed)"
+    )
+    parser.add_argument("--tls-private-key-file", metavar="FILE", help="its private key")
+    parser.add_argument(
+        "--advertise-address",
+        metavar="IP",
+        help="the address the self-signed certificate names besides localhost (default $POD_IP)",
     )
     parser.add_argument(
         "--liveness",
@@ -134,6 +153,17 @@ def options_from_args(args: argparse.Namespace, base: Options | None = None) -> 
         options = replace(options, http_host=args.metrics_address)
     if args.metrics_port is not None:
         options = replace(options, http_port=args.metrics_port)
+    if args.secure_port is not None:
+        options = replace(options, secure_port=args.secure_port)
+    if args.bind_address:
+        options = replace(options, bind_address=args.bind_address)
+    if args.tls_cert_file:
+        options = replace(options, tls_cert_file=os.path.expanduser(args.tls_cert_file))
+    if args.tls_private_key_file:
+        path = os.path.expanduser(args.tls_private_key_file)
+        options = replace(options, tls_private_key_file=path)
+    if args.advertise_address:
+        options = replace(options, advertise_address=args.advertise_address)
     if args.kubeconfig:
         options = replace(options, kubeconfig=os.path.expanduser(args.kubeconfig))
     return options

@@ -15,6 +15,8 @@ from multisched.config import parse_duration
 from multisched.validation.names import is_dns1123_label, is_dns1123_subdomain
 
 DEFAULT_PORT = 8080
+#: kube-scheduler's secure port (``/metrics``, ``/configz``, ``/debug``; see secure.py).
+DEFAULT_SECURE_PORT = 10259
 #: Component name of events that belong to no profile (SchedulerProfile warnings).
 COMPONENT = "multisched"
 #: client-go's ``JitterFactor``: the renew deadline must exceed it times the retry period.
@@ -77,6 +79,14 @@ class Options:
     #: Health and metrics server; port 0 disables it.
     http_host: str = "0.0.0.0"
     http_port: int = DEFAULT_PORT
+    #: The secure port (TLS, TokenReview, SubjectAccessReview); port 0 disables it.
+    secure_port: int = DEFAULT_SECURE_PORT
+    bind_address: str = "0.0.0.0"
+    #: Serving certificate and key (PEM); neither: a self-signed pair made at start.
+    tls_cert_file: str | None = None
+    tls_private_key_file: str | None = None
+    #: The address the serving certificate names besides localhost (the pod's IP).
+    advertise_address: str | None = None
     kubeconfig: str | None = None
     #: Seconds between backoff/unschedulable flushes and status retries.
     housekeeping_seconds: float = 30.0
@@ -93,6 +103,7 @@ class Options:
     def from_env(cls, env: Mapping[str, str] | None = None) -> Options:
         env = os.environ if env is None else env
         port = env.get("MULTISCHED_METRICS_PORT")
+        secure_port = env.get("MULTISCHED_SECURE_PORT")
         defaults = cls()
         lease = _env_duration(env, "MULTISCHED_LEASE_DURATION")
         renew = _env_duration(env, "MULTISCHED_RENEW_DEADLINE")
@@ -105,6 +116,10 @@ class Options:
             renew_deadline=defaults.renew_deadline if renew is None else renew,
             retry_period=defaults.retry_period if retry is None else retry,
             http_port=int(port) if port else DEFAULT_PORT,
+            secure_port=int(secure_port) if secure_port else DEFAULT_SECURE_PORT,
+            tls_cert_file=env.get("MULTISCHED_TLS_CERT_FILE") or None,
+            tls_private_key_file=env.get("MULTISCHED_TLS_PRIVATE_KEY_FILE") or None,
+            advertise_address=env.get("POD_IP") or None,
             kubeconfig=env.get("MULTISCHED_KUBECONFIG") or None,
             reserved_scheduler_names=_names(env.get("MULTISCHED_RESERVED_SCHEDULER_NAMES"))
             or defaults.reserved_scheduler_names,
@@ -166,9 +181,26 @@ class Options:
                     f"{flag}: {namespace!r} is not a valid namespace name "
                     "(lower-case letters, digits and '-', at most 63 characters)"
                 )
+        self._check_serving()
         if is_dns1123_subdomain(self.lease_name):
             raise ValueError(
                 f"--lease-name: {self.lease_name!r} is not a valid Lease name "
                 "(a DNS subdomain: lower-case letters, digits, '-' and '.', at most 253 "
                 "characters)"
             )
+
+    def _check_serving(self) -> None:
+        for flag, port in (("--metrics-port", self.http_port), ("--secure-port", self.secure_port)):
+            if not 0 <= port <= 65535:
+                raise ValueError(f"{flag}: {port} is not a port number (0 to 65535; 0: off)")
+        cert, key = self.tls_cert_file, self.tls_private_key_file
+        if bool(cert) != bool(key):
+            given, missing = (
+                ("--tls-cert-file", "--tls-private-key-file")
+                if cert
+                else ("--tls-private-key-file", "--tls-cert-file")
+            )
+            raise ValueError(f"{given} needs {missing} too (or neither: a self-signed pair)")
+        for flag, path in (("--tls-cert-file", cert), ("--tls-private-key-file", key)):
+            if path and not os.access(path, os.R_OK):
+                raise ValueError(f"{flag}: cannot read {path}")

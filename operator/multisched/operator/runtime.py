@@ -15,28 +15,36 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import json
 import logging
+import signal
 import urllib.request
 from collections.abc import Callable
 from typing import Any
 
+from aiohttp import web
 from kubernetes_asyncio import client as k8s
+from prometheus_client import CONTENT_TYPE_LATEST
 
+from multisched.cache.comparer import CacheDiff
 from multisched.config.resolved import ResolvedConfig
 from multisched.framework import Registry
+from multisched.informer import list_objects
 from multisched.informer.kubeconfig import load_configuration
 from multisched.scheduler import Scheduler, default_registry
 
+from . import debug
 from .client import Api, KubeClient
 from .cluster_input import ClusterInput
 from .health import HealthServer
-from .intake import Intake
+from .intake import ASSIGNED_PODS, NODES, PODS, Intake
 from .leader import KubeLeaseApi, LeaderElector, LeaseApi, new_identity
 from .metrics import Metrics
 from .options import Options
 from .profile_sync import ProfileSync
 from .profiles import ProfileBook
 from .revisions import RevisionKeeper
+from .secure import CachingReviewer, KubeReviewer, Reviewer, SecureServer, serving_context
 
 logger = logging.getLogger(__name__)
 
@@ -109,6 +117,9 @@ class Runtime:
         self._housekeeping: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[Any]] = set()
         self._health: HealthServer | None = None
+        self._secure: SecureServer | None = None
+        #: Who checks the secure port's callers (tests put their own).
+        self.reviewer: Reviewer | None = None
 
     @classmethod
     async def create(cls, options: Options) -> Runtime:
@@ -133,12 +144,16 @@ class Runtime:
         self.intake.start()
         if self.options.http_port:
             self._health = HealthServer(
-                self.options.http_host,
-                self.options.http_port,
-                ready=lambda: self.synced,
-                metrics=self.metrics.render,
+                self.options.http_host, self.options.http_port, ready=lambda: self.synced
             )
             await self._health.start()
+        if self.options.secure_port:
+            await self._start_secure()
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            # kube-scheduler's cache debugger: compare and dump on SIGUSR2 (main thread only).
+            asyncio.get_running_loop().add_signal_handler(
+                signal.SIGUSR2, lambda: self._spawn(self.log_debug_dump())
+            )
         self._start_election()
         self._housekeeping = asyncio.create_task(self._housekeep(), name="multisched housekeeping")
         self._spawn(self._retry_lost_bindings())
@@ -166,8 +181,87 @@ class Runtime:
             await asyncio.wait(background, timeout=5)
         if self._health is not None:
             await self._health.stop()
+        if self._secure is not None:
+            await self._secure.stop()
         await self.client.close()
         await self.api.api_client.close()
+
+    # -- the secure port -----------------------------------------------------------------
+
+    async def _start_secure(self) -> None:
+        options = self.options
+        context = serving_context(
+            options.tls_cert_file, options.tls_private_key_file, options.advertise_address
+        )
+        reviewer = self.reviewer or CachingReviewer(KubeReviewer(self.api.api_client))
+        self._secure = SecureServer(
+            options.bind_address,
+            options.secure_port,
+            context,
+            reviewer,
+            {
+                "/metrics": self._serve_metrics,
+                "/configz": self._serve_configz,
+                "/debug/queue": self._serve_queue,
+                "/debug/cache": self._serve_cache,
+            },
+        )
+        await self._secure.start()
+
+    @property
+    def secure_port(self) -> int | None:
+        """The secure port actually bound (tests ask for any free one)."""
+        return self._secure.port if self._secure is not None else None
+
+    async def _serve_metrics(self, request: web.Request) -> web.Response:
+        return web.Response(
+            body=self.metrics.render(), headers={"Content-Type": CONTENT_TYPE_LATEST}
+        )
+
+    async def _serve_configz(self, request: web.Request) -> web.Response:
+        return _json(debug.configz(self.book))
+
+    async def _serve_queue(self, request: web.Request) -> web.Response:
+        limit = request.query.get("limit", "")
+        view = debug.queue_view(
+            self.scheduler.queue,
+            self.scheduler.cache,
+            leading=self.scheduling,
+            pod=request.query.get("pod") or None,
+            limit=int(limit) if limit.isdigit() else debug.DEFAULT_LIMIT,
+        )
+        view["identity"] = self.identity
+        return _json(view)
+
+    async def _serve_cache(self, request: web.Request) -> web.Response:
+        return _json(debug.diff_document(await self.compare_cache()))
+
+    async def compare_cache(self) -> CacheDiff:
+        """The cache against a fresh listing of nodes and assigned pods."""
+        client = self.api.api_client
+        nodes = await list_objects(client, NODES)
+        pods = await list_objects(client, PODS, field_selector=ASSIGNED_PODS)
+        return debug.cache_report(self.scheduler.cache, nodes.items, pods.items)
+
+    async def log_debug_dump(self) -> None:
+        """SIGUSR2: the cache comparison and the queue, to the log (as upstream dumps them)."""
+        try:
+            diff = await self.compare_cache()
+        except Exception as exc:
+            logger.warning("cache comparison: cannot list nodes and pods: %s", exc)
+        else:
+            for line in diff.lines():
+                logger.info("cache comparison: %s", line)
+        view = debug.queue_view(self.scheduler.queue, self.scheduler.cache, leading=self.scheduling)
+        logger.info("scheduling queue: %s", json.dumps(view["profiles"], sort_keys=True))
+        for entry in view["pods"]:
+            logger.info(
+                "queued pod %s: %s, %d attempts, %s",
+                entry["pod"],
+                entry["queue"],
+                entry["attempts"],
+                entry["message"] or "no failure yet",
+            )
 
     @property
     def scheduling(self) -> bool:
@@ -268,3 +362,7 @@ class Runtime:
             self.scheduler.housekeep()
             self.profile_sync.resync()
             await self.profile_sync.publish()
+
+
+def _json(document: object) -> web.Response:
+    return web.Response(text=json.dumps(document, indent=2), content_type="application/json")

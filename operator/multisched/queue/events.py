@@ -34,6 +34,26 @@ NODE = "Node"
 WILDCARD = "*"
 
 
+_ACTION_NAMES = (
+    (ADD, "Add"),
+    (DELETE, "Delete"),
+    (UPDATE_NODE_ALLOCATABLE, "UpdateNodeAllocatable"),
+    (UPDATE_NODE_LABEL, "UpdateNodeLabel"),
+    (UPDATE_NODE_TAINT, "UpdateNodeTaint"),
+    (UPDATE_NODE_CONDITION, "UpdateNodeCondition"),
+)
+
+
+def _action_names(action: int) -> str:
+    """Upstream's ActionType names; "Update" and "All" for the usual unions."""
+    if action & ALL == ALL:
+        return "All"
+    parts = [n for bit, n in _ACTION_NAMES if bit & action]
+    if action & UPDATE == UPDATE:
+        parts = [p for p in parts if not p.startswith("Update")] + ["Update"]
+    return ",".join(parts)
+
+
 class ClusterEvent:
     """A resource and the actions on it; ``label`` names it in logs and metrics."""
 
@@ -42,7 +62,7 @@ class ClusterEvent:
     def __init__(self, resource: str, action: int, label: str = "") -> None:
         self.resource = resource
         self.action = action
-        self.label = label or f"{resource}{action}"
+        self.label = label or f"{resource}/{_action_names(action)}"
 
     def is_wildcard(self) -> bool:
         return self.resource == WILDCARD and self.action == ALL

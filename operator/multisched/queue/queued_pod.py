@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import time
+
 from multisched.cache import PodInfo
 
 
 class QueuedPodInfo:
     __slots__ = (
         "attempts",
+        "first_seen",
         "gated",
         "initial_attempt_timestamp",
+        "message",
         "pod",
         "timestamp",
         "unschedulable_plugins",
+        "woken_at",
+        "woken_by",
     )
 
     def __init__(self, pod: PodInfo, timestamp: float) -> None:
@@ -24,6 +30,13 @@ class QueuedPodInfo:
         self.unschedulable_plugins: set[str] = set()
         #: Held back by a PreEnqueue plugin (e.g. scheduling gates).
         self.gated = False
+        # For ``/debug/queue`` only (wall-clock seconds: people read them).
+        self.first_seen = time.time()
+        #: The last attempt's FailedScheduling message.
+        self.message: str | None = None
+        #: The cluster event that last moved the pod out of the unschedulable pool, and when.
+        self.woken_by: str | None = None
+        self.woken_at: float | None = None
 
     def __repr__(self) -> str:
         return f"QueuedPodInfo({self.pod.key}, attempts={self.attempts})"

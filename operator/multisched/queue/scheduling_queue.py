@@ -227,8 +227,14 @@ class SchedulingQueue:
         self._infos.pop(uid, None)
         self._moved_since_pop.discard(uid)
 
-    def add_unschedulable(self, qpi: QueuedPodInfo, plugins: set[str], error: bool = False) -> None:
-        """Requeue after a failed attempt.
+    def add_unschedulable(
+        self,
+        qpi: QueuedPodInfo,
+        plugins: set[str],
+        error: bool = False,
+        message: str | None = None,
+    ) -> None:
+        """Requeue after a failed attempt (``message``: what the attempt reported).
 
         Errors go straight to backoffQ. An unschedulable pod goes to the pool, unless a
         move request came while it was in flight (the event it waits for may already have
@@ -239,6 +245,8 @@ class SchedulingQueue:
             return  # deleted while in flight
         qpi.unschedulable_plugins = set(plugins)
         qpi.timestamp = self.clock()
+        if message is not None:
+            qpi.message = message
         if error or uid in self._moved_since_pop:
             self._moved_since_pop.discard(uid)
             self._push_backoff(qpi)
@@ -298,7 +306,9 @@ class SchedulingQueue:
             ]
             for qpi in moved:
                 del self._unschedulable[qpi.pod.uid]
+        now = time.time()
         for qpi in moved:
+            qpi.woken_by, qpi.woken_at = event.label, now
             if qpi.gated or not self._backing_off(qpi):
                 self._to_active_or_gated(qpi)
             else:
@@ -326,7 +336,9 @@ class SchedulingQueue:
             for q in self._unschedulable.values()
             if not q.gated and now - q.timestamp > UNSCHEDULABLE_MAX_STAY_SECONDS
         ]
+        wall = time.time()
         for qpi in stale:
+            qpi.woken_by, qpi.woken_at = "UnschedulableTimeout", wall
             del self._unschedulable[qpi.pod.uid]
             if self._backing_off(qpi):
                 self._push_backoff(qpi)
@@ -350,6 +362,27 @@ class SchedulingQueue:
 
     def unschedulable_pods(self) -> Iterator[QueuedPodInfo]:
         return iter(list(self._unschedulable.values()))
+
+    def entries(self) -> Iterator[tuple[str, QueuedPodInfo]]:
+        """Every known pod with where it is: active, backoff, unschedulable, gated or
+        in-flight (``/debug/queue``)."""
+        for uid, where in list(self._where.items()):
+            qpi = self._infos[uid]
+            yield ("gated" if where == "unschedulable" and qpi.gated else where), qpi
+
+    def waits_for(self, qpi: QueuedPodInfo) -> list[str]:
+        """The cluster events that would move the pod out of the unschedulable pool: those
+        its rejecting plugins registered (``["*"]``: any event)."""
+        labels: dict[str, None] = {}
+        for plugin in sorted(qpi.unschedulable_plugins):
+            registered = self.plugin_events.get(plugin)
+            if registered is None:
+                return ["*"]
+            for reg in registered:
+                if reg.is_wildcard():
+                    return ["*"]
+                labels.setdefault(reg.label)
+        return list(labels) if labels else ["*"]
 
     def info(self, uid: str) -> QueuedPodInfo | None:
         return self._infos.get(uid)

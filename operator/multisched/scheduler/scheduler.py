@@ -651,7 +651,7 @@ class Scheduler:
         the longest backoff (``podMaxBackoffSeconds``) has passed, so retries don't spam.
         ``quiet``: requeue only (the cause is reported elsewhere, once)."""
         pod = qpi.pod
-        self.queue.add_unschedulable(qpi, plugins, error=error)
+        self.queue.add_unschedulable(qpi, plugins, error=error, message=message)
         if pod.uid not in self.queue or quiet:
             return  # deleted meanwhile
         now = self.clock()

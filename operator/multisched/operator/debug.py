@@ -1,0 +1,151 @@
+"""What the running scheduler holds, as the secure port shows it (``/debug/queue``,
+``/configz``, ``/debug/cache``) and SIGUSR2 logs it (upstream's cache debugger dumps the
+cache comparison and the pending pods on that signal).
+
+Everything here reads the live objects; nothing is recomputed.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from multisched.cache import Cache
+from multisched.cache.comparer import CacheDiff, compare
+from multisched.config import component_config
+from multisched.queue import QueuedPodInfo, SchedulingQueue
+
+from .profiles import ProfileBook
+
+QUEUES = ("active", "backoff", "unschedulable", "gated", "in-flight")
+#: Pods listed by ``/debug/queue`` without ``?pod=`` (the counts are always complete).
+DEFAULT_LIMIT = 500
+
+
+def _stamp(seconds: float | None) -> str | None:
+    if seconds is None:
+        return None
+    return datetime.datetime.fromtimestamp(seconds, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def pod_entry(queue: SchedulingQueue, where: str, qpi: QueuedPodInfo) -> dict[str, Any]:
+    """One queued pod: where it is, its attempts, why it failed last, what woke it last
+    and what would wake it next."""
+    pod = qpi.pod
+    entry: dict[str, Any] = {
+        "pod": pod.key,
+        "uid": pod.uid,
+        "schedulerName": pod.scheduler_name,
+        "queue": where,
+        "priority": pod.priority,
+        "attempts": qpi.attempts,
+        "firstSeen": _stamp(qpi.first_seen),
+        "unschedulablePlugins": sorted(qpi.unschedulable_plugins),
+        "message": qpi.message,
+        "wokenBy": qpi.woken_by,
+        "wokenAt": _stamp(qpi.woken_at),
+    }
+    if where in ("unschedulable", "gated"):
+        entry["waitingFor"] = queue.waits_for(qpi)
+    if where == "backoff":
+        entry["backoffRemainingSeconds"] = round(
+            max(0.0, queue.backoff_expiry(qpi) - queue.clock()), 3
+        )
+    nominated = queue.nominator.nominated_node(pod.uid)
+    if nominated:
+        entry["nominatedNodeName"] = nominated
+    return entry
+
+
+def queue_view(
+    queue: SchedulingQueue,
+    cache: Cache,
+    *,
+    leading: bool,
+    pod: str | None = None,
+    limit: int = DEFAULT_LIMIT,
+) -> dict[str, Any]:
+    """Counts per profile and queue, and the pods (``pod``: only that namespace/name)."""
+    counts: dict[str, dict[str, int]] = {}
+    pods: list[dict[str, Any]] = []
+    total = 0
+    for where, qpi in queue.entries():
+        per = counts.setdefault(qpi.pod.scheduler_name, dict.fromkeys(QUEUES, 0))
+        per[where] += 1
+        if pod is not None and qpi.pod.key != pod:
+            continue
+        total += 1
+        if len(pods) < limit:
+            pods.append(pod_entry(queue, where, qpi))
+    view: dict[str, Any] = {"leading": leading, "profiles": counts, "pods": pods}
+    if total > len(pods):
+        view["truncated"] = total - len(pods)
+    if pod is not None and not pods:
+        view["notQueued"] = _not_queued(cache, pod)
+    return view
+
+
+def _not_queued(cache: Cache, key: str) -> str:
+    for cached in cache.pods():
+        if cached.key == key:
+            state = "assumed on" if cache.is_assumed(cached.uid) else "bound to"
+            return f"pod {key} is not in the queue: it is {state} {cached.node_name}"
+    return (
+        f"pod {key} is not in the queue: it is unknown to this scheduler (no such pending "
+        "pod, or its schedulerName is not served here)"
+    )
+
+
+def configz(book: ProfileBook) -> dict[str, Any]:
+    """The resolved configuration in force and, per SchedulerProfile, the generation and
+    revision it comes from (kube-scheduler's ``/configz`` shows ``componentconfig``)."""
+    combined = book.combined
+    objects = []
+    for obj in sorted(book.objects.values(), key=lambda o: o.order):
+        verdict = combined.verdicts.get(obj.name)
+        objects.append(
+            {
+                "name": obj.name,
+                "generation": obj.generation,
+                "appliedGeneration": obj.applied_generation,
+                "revision": obj.revision[1] if obj.revision else None,
+                "ready": bool(verdict and verdict.ready),
+                "reason": verdict.reason if verdict else None,
+                "schedulerNames": sorted(
+                    name for name, owner in combined.owners.items() if owner == obj.name
+                ),
+            }
+        )
+    return {"componentconfig": component_config(combined.config), "schedulerProfiles": objects}
+
+
+def assigned_pods(items: Iterable[Mapping[str, Any]]) -> dict[str, tuple[str, str]]:
+    """uid -> (namespace/name, nodeName) of listed pods, for ``compare``."""
+    out: dict[str, tuple[str, str]] = {}
+    for item in items:
+        meta = item.get("metadata") or {}
+        node = (item.get("spec") or {}).get("nodeName")
+        if meta.get("uid") and node:
+            out[meta["uid"]] = (f"{meta.get('namespace')}/{meta.get('name')}", node)
+    return out
+
+
+def cache_report(
+    cache: Cache, nodes: Iterable[Mapping[str, Any]], pods: Iterable[Mapping[str, Any]]
+) -> CacheDiff:
+    names = {str((n.get("metadata") or {}).get("name")) for n in nodes}
+    return compare(cache, names, assigned_pods(pods))
+
+
+def diff_document(diff: CacheDiff) -> dict[str, Any]:
+    return {
+        "consistent": diff.consistent,
+        "missedNodes": diff.missed_nodes,
+        "redundantNodes": diff.redundant_nodes,
+        "missedPods": diff.missed_pods,
+        "redundantPods": diff.redundant_pods,
+        "movedPods": {k: {"cache": c, "api": a} for k, (c, a) in diff.moved_pods.items()},
+        "assumedPods": diff.assumed_pods,
+        "lines": diff.lines(),
+    }

@@ -1,0 +1,313 @@
+"""The secure port: ``/metrics``, ``/configz`` and ``/debug/*`` over TLS, for callers the
+API server vouches for, as kube-scheduler serves them (``--secure-port``, 10259).
+
+- **TLS**: the given certificate and key, else a self-signed one made at start (upstream's
+  ``MaybeDefaultWithSelfSignedCerts``), for localhost and the advertised address.
+- **Authentication** (delegated): a bearer token goes to a TokenReview. No token is the
+  anonymous user (``system:anonymous``, group ``system:unauthenticated``), as upstream
+  allows; a token the API server rejects is 401.
+- **Authorization** (delegated): a SubjectAccessReview for the non-resource URL and the
+  verb (``get``); not allowed is 403, worded as the API server words it.
+- Both answers are cached for 10 s (upstream's default TTLs), so a scrape every few seconds
+  costs no review per request.
+
+The probes (``/healthz``, ``/livez``, ``/readyz``) stay on the plain port (health.py).
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import ipaddress
+import json
+import logging
+import os
+import shutil
+import socket
+import ssl
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from aiohttp import web
+
+logger = logging.getLogger(__name__)
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+#: Upstream's delegated authn/authz cache TTLs (allowed and denied alike).
+REVIEW_TTL_SECONDS = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class UserInfo:
+    name: str
+    uid: str = ""
+    groups: tuple[str, ...] = ()
+    extra: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+ANONYMOUS = UserInfo("system:anonymous", groups=("system:unauthenticated",))
+
+
+class ReviewUnavailable(Exception):
+    """The API server could not be asked (the request is not answered either way)."""
+
+
+class Reviewer(Protocol):
+    async def authenticate(self, token: str) -> UserInfo | None:
+        """The token's user, or None when the API server does not accept the token."""
+
+    async def authorize(self, user: UserInfo, path: str, verb: str) -> tuple[bool, str]:
+        """Whether ``user`` may ``verb`` the non-resource ``path``, and the reason given."""
+
+
+class CachingReviewer:
+    """Remembers answers for ``ttl`` seconds; tokens are kept only as digests."""
+
+    def __init__(
+        self,
+        inner: Reviewer,
+        ttl: float = REVIEW_TTL_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.inner = inner
+        self.ttl = ttl
+        self.clock = clock
+        self._users: dict[bytes, tuple[float, UserInfo | None]] = {}
+        self._decisions: dict[tuple[Any, ...], tuple[float, tuple[bool, str]]] = {}
+
+    def _fresh(self, cache: dict[Any, tuple[float, Any]], key: Any) -> tuple[bool, Any]:
+        hit = cache.get(key)
+        now = self.clock()
+        if hit is not None and hit[0] > now:
+            return True, hit[1]
+        if len(cache) > 1024:  # drop what expired, so the caches stay small
+            for k in [k for k, (until, _) in cache.items() if until <= now]:
+                del cache[k]
+        return False, None
+
+    async def authenticate(self, token: str) -> UserInfo | None:
+        key = hashlib.sha256(token.encode()).digest()
+        found, user = self._fresh(self._users, key)
+        if not found:
+            user = await self.inner.authenticate(token)
+            self._users[key] = (self.clock() + self.ttl, user)
+        return user  # type: ignore[no-any-return]
+
+    async def authorize(self, user: UserInfo, path: str, verb: str) -> tuple[bool, str]:
+        key = (user.name, user.uid, user.groups, tuple(sorted(user.extra.items())), path, verb)
+        found, decision = self._fresh(self._decisions, key)
+        if not found:
+            decision = await self.inner.authorize(user, path, verb)
+            self._decisions[key] = (self.clock() + self.ttl, decision)
+        return decision  # type: ignore[no-any-return]
+
+
+class KubeReviewer:
+    """TokenReview and SubjectAccessReview through the operator's API client."""
+
+    def __init__(self, api_client: Any) -> None:
+        from kubernetes_asyncio import client as k8s
+
+        self._k8s = k8s
+        self._authn = k8s.AuthenticationV1Api(api_client)
+        self._authz = k8s.AuthorizationV1Api(api_client)
+
+    async def authenticate(self, token: str) -> UserInfo | None:
+        k8s = self._k8s
+        body = k8s.V1TokenReview(spec=k8s.V1TokenReviewSpec(token=token))
+        try:
+            review = await self._authn.create_token_review(body)
+        except Exception as exc:
+            raise ReviewUnavailable(f"TokenReview failed: {_describe(exc)}") from None
+        status = review.status
+        if status is None or not status.authenticated or status.user is None:
+            return None
+        user = status.user
+        return UserInfo(
+            name=user.username or "",
+            uid=user.uid or "",
+            groups=tuple(user.groups or ()),
+            extra={k: tuple(v or ()) for k, v in (user.extra or {}).items()},
+        )
+
+    async def authorize(self, user: UserInfo, path: str, verb: str) -> tuple[bool, str]:
+        k8s = self._k8s
+        body = k8s.V1SubjectAccessReview(
+            spec=k8s.V1SubjectAccessReviewSpec(
+                user=user.name,
+                uid=user.uid or None,
+                groups=list(user.groups) or None,
+                extra={k: list(v) for k, v in user.extra.items()} or None,
+                non_resource_attributes=k8s.V1NonResourceAttributes(path=path, verb=verb),
+            )
+        )
+        try:
+            review = await self._authz.create_subject_access_review(body)
+        except Exception as exc:
+            raise ReviewUnavailable(f"SubjectAccessReview failed: {_describe(exc)}") from None
+        status = review.status
+        return bool(status and status.allowed), str((status and status.reason) or "")
+
+
+def _describe(exc: Exception) -> str:
+    status = getattr(exc, "status", None)
+    reason = getattr(exc, "reason", None)
+    return f"{status} {reason}" if status else (str(exc) or type(exc).__name__)
+
+
+def _status(code: int, reason: str, message: str) -> web.Response:
+    """A ``metav1.Status`` body, as the API server and kube-scheduler answer refusals."""
+    body = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "details": {},
+        "code": code,
+    }
+    return web.Response(status=code, text=json.dumps(body), content_type="application/json")
+
+
+def _bearer(request: web.Request) -> str | None:
+    header = request.headers.get("Authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() == "bearer" and token.strip():
+        return token.strip()
+    return None
+
+
+class SecureServer:
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        ssl_context: ssl.SSLContext,
+        reviewer: Reviewer,
+        routes: Mapping[str, Handler],
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.ssl_context = ssl_context
+        self.reviewer = reviewer
+        self.routes = dict(routes)
+        self._runner: web.AppRunner | None = None
+        self._last_error = ""
+
+    def app(self) -> web.Application:
+        app = web.Application(middlewares=[self._guard])
+        for path, handler in self.routes.items():
+            app.router.add_get(path, handler)
+        return app
+
+    async def start(self) -> None:
+        runner = web.AppRunner(self.app(), access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, self.host, self.port, ssl_context=self.ssl_context)
+        await site.start()
+        self._runner = runner
+        if self.port == 0:  # tests ask for any free port
+            server: Any = site._server
+            self.port = server.sockets[0].getsockname()[1]
+        logger.info("metrics, configz and debug on https://%s:%d", self.host, self.port)
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    @web.middleware
+    async def _guard(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        verb = "get" if request.method in ("GET", "HEAD") else request.method.lower()
+        try:
+            token = _bearer(request)
+            if token is None:
+                user: UserInfo | None = ANONYMOUS
+            else:
+                user = await self.reviewer.authenticate(token)
+            if user is None:
+                return _status(401, "Unauthorized", "Unauthorized")
+            allowed, reason = await self.reviewer.authorize(user, request.path, verb)
+        except ReviewUnavailable as exc:
+            if str(exc) != self._last_error:
+                self._last_error = str(exc)
+                logger.warning("cannot check a caller of %s: %s", request.path, exc)
+            return _status(503, "ServiceUnavailable", f"cannot check the caller: {exc}")
+        if not allowed:
+            message = f'forbidden: User "{user.name}" cannot {verb} path "{request.path}"'
+            if reason:
+                message += f": {reason}"
+            return _status(403, "Forbidden", message)
+        return await handler(request)
+
+
+# -- the serving certificate ------------------------------------------------------------
+
+
+def serving_context(
+    cert_file: str | None, key_file: str | None, advertise: str | None = None
+) -> ssl.SSLContext:
+    """A server TLS context from the given files, else from a fresh self-signed pair."""
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    if cert_file and key_file:
+        context.load_cert_chain(cert_file, key_file)
+        return context
+    cert_pem, key_pem = self_signed(advertise)
+    folder = tempfile.mkdtemp(prefix="multisched-tls-")
+    try:  # ssl loads only from files; they live for this call only
+        cert_path, key_path = os.path.join(folder, "tls.crt"), os.path.join(folder, "tls.key")
+        for path, data in ((cert_path, cert_pem), (key_path, key_pem)):
+            with open(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600), "wb") as out:
+                out.write(data)
+        context.load_cert_chain(cert_path, key_path)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return context
+
+
+def self_signed(advertise: str | None = None) -> tuple[bytes, bytes]:
+    """A one-year ECDSA P-256 certificate for localhost, 127.0.0.1, the host name and the
+    advertised address, signed by its own key (PEM certificate, PEM key)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    now = datetime.datetime.now(datetime.UTC)
+    names: list[x509.GeneralName] = [x509.DNSName("localhost"), x509.DNSName(socket.gethostname())]
+    addresses = {"127.0.0.1", "::1"}
+    if advertise:
+        addresses.add(advertise)
+    for address in sorted(addresses):
+        try:
+            names.append(x509.IPAddress(ipaddress.ip_address(address)))
+        except ValueError:
+            names.append(x509.DNSName(address))
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"localhost@{int(time.time())}")])
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=365))
+        .add_extension(x509.SubjectAlternativeName(names), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(
+            x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False
+        )
+        .sign(key, hashes.SHA256())
+    )
+    key_pem = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    return cert.public_bytes(serialization.Encoding.PEM), key_pem

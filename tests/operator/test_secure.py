@@ -1,0 +1,219 @@
+"""The secure port: TLS, delegated authentication and authorization, as kube-scheduler's."""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp import web
+from cryptography import x509
+
+from multisched.operator.main import build_parser, options_from_args
+from multisched.operator.options import Options
+from multisched.operator.secure import (
+    ANONYMOUS,
+    CachingReviewer,
+    ReviewUnavailable,
+    SecureServer,
+    UserInfo,
+    self_signed,
+    serving_context,
+)
+
+
+class Scripted:
+    """A reviewer as the API server answers: tokens -> users, (user, path) -> allowed."""
+
+    def __init__(self, users: dict[str, UserInfo], allowed: set[tuple[str, str]]) -> None:
+        self.users = users
+        self.allowed = allowed
+        self.calls: list[tuple[str, Any]] = []
+        self.down = False
+
+    async def authenticate(self, token: str) -> UserInfo | None:
+        self.calls.append(("authenticate", token))
+        if self.down:
+            raise ReviewUnavailable("TokenReview failed: 503 Service Unavailable")
+        return self.users.get(token)
+
+    async def authorize(self, user: UserInfo, path: str, verb: str) -> tuple[bool, str]:
+        self.calls.append(("authorize", (user.name, path, verb)))
+        if self.down:
+            raise ReviewUnavailable("SubjectAccessReview failed: 503 Service Unavailable")
+        if (user.name, path) in self.allowed:
+            return True, ""
+        return False, ""
+
+
+PROMETHEUS = UserInfo(
+    "system:serviceaccount:monitoring:prometheus", "u1", ("system:authenticated",)
+)
+
+
+async def ok(request: web.Request) -> web.Response:
+    return web.Response(text="payload")
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[tuple[str, Scripted]]:
+    reviewer = Scripted({"good": PROMETHEUS}, {(PROMETHEUS.name, "/metrics")})
+    secure = SecureServer(
+        "127.0.0.1",
+        0,
+        serving_context(None, None),
+        reviewer,
+        {"/metrics": ok, "/debug/queue": ok},
+    )
+    await secure.start()
+    try:
+        yield f"https://127.0.0.1:{secure.port}", reviewer
+    finally:
+        await secure.stop()
+
+
+async def get(url: str, token: str | None = None) -> tuple[int, Any]:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with aiohttp.ClientSession() as http, http.get(url, headers=headers, ssl=False) as resp:
+        body = await (resp.json() if resp.content_type == "application/json" else resp.text())
+        return resp.status, body
+
+
+async def test_an_allowed_caller_is_answered_over_tls(server: tuple[str, Scripted]) -> None:
+    url, reviewer = server
+    assert await get(f"{url}/metrics", "good") == (200, "payload")
+    assert reviewer.calls == [
+        ("authenticate", "good"),
+        ("authorize", (PROMETHEUS.name, "/metrics", "get")),
+    ]
+
+
+async def test_plain_http_is_not_served(server: tuple[str, Scripted]) -> None:
+    url, _ = server
+    with pytest.raises(aiohttp.ClientError):
+        await get(url.replace("https", "http") + "/metrics", "good")
+
+
+async def test_an_anonymous_caller_is_checked_as_system_anonymous(
+    server: tuple[str, Scripted],
+) -> None:
+    url, reviewer = server
+    status, body = await get(f"{url}/metrics")
+    assert status == 403
+    assert body["kind"] == "Status" and body["reason"] == "Forbidden"
+    assert body["message"] == 'forbidden: User "system:anonymous" cannot get path "/metrics"'
+    assert reviewer.calls == [("authorize", ("system:anonymous", "/metrics", "get"))]
+    assert ANONYMOUS.groups == ("system:unauthenticated",)
+
+
+async def test_a_token_the_api_server_rejects_is_401(server: tuple[str, Scripted]) -> None:
+    url, reviewer = server
+    status, body = await get(f"{url}/metrics", "stolen")
+    assert (status, body["reason"], body["code"]) == (401, "Unauthorized", 401)
+    assert [c[0] for c in reviewer.calls] == ["authenticate"]  # never authorized
+
+
+async def test_each_path_is_authorized_on_its_own(server: tuple[str, Scripted]) -> None:
+    url, _ = server
+    status, body = await get(f"{url}/debug/queue", "good")
+    assert status == 403
+    assert body["message"] == (
+        f'forbidden: User "{PROMETHEUS.name}" cannot get path "/debug/queue"'
+    )
+
+
+async def test_an_unreachable_api_server_answers_503_not_a_verdict(
+    server: tuple[str, Scripted], caplog: pytest.LogCaptureFixture
+) -> None:
+    url, reviewer = server
+    reviewer.down = True
+    status, body = await get(f"{url}/metrics", "good")
+    assert status == 503
+    assert "cannot check the caller: TokenReview failed" in body["message"]
+    await get(f"{url}/metrics", "good")
+    warnings = [r for r in caplog.records if "cannot check a caller" in r.getMessage()]
+    assert len(warnings) == 1  # the same reason is logged once
+
+
+async def test_answers_are_cached_for_ten_seconds() -> None:
+    now = [0.0]
+    inner = Scripted({"good": PROMETHEUS}, {(PROMETHEUS.name, "/metrics")})
+    cached = CachingReviewer(inner, clock=lambda: now[0])
+    for _ in range(3):
+        assert await cached.authenticate("good") == PROMETHEUS
+        assert await cached.authorize(PROMETHEUS, "/metrics", "get") == (True, "")
+        assert await cached.authenticate("bad") is None  # refusals are cached too
+    assert len(inner.calls) == 3
+    assert "good" not in str(cached._users)  # tokens are kept as digests only
+    now[0] = 10.5
+    await cached.authenticate("good")
+    await cached.authorize(PROMETHEUS, "/metrics", "get")
+    assert len(inner.calls) == 5
+
+
+def test_the_self_signed_certificate_names_localhost_and_the_advertised_address() -> None:
+    cert_pem, _ = self_signed("10.1.2.3")
+    cert = x509.load_pem_x509_certificate(cert_pem)
+    names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert "localhost" in names.get_values_for_type(x509.DNSName)
+    ips = {str(ip) for ip in names.get_values_for_type(x509.IPAddress)}
+    assert {"127.0.0.1", "10.1.2.3"} <= ips
+    assert (cert.not_valid_after_utc - cert.not_valid_before_utc).days >= 365
+
+
+async def test_a_given_certificate_is_served(tmp_path: Path) -> None:
+    cert_pem, key_pem = self_signed()
+    (tmp_path / "tls.crt").write_bytes(cert_pem)
+    (tmp_path / "tls.key").write_bytes(key_pem)
+    reviewer = Scripted({"good": PROMETHEUS}, {(PROMETHEUS.name, "/metrics")})
+    context = serving_context(str(tmp_path / "tls.crt"), str(tmp_path / "tls.key"))
+    secure = SecureServer("127.0.0.1", 0, context, reviewer, {"/metrics": ok})
+    await secure.start()
+    try:
+        trusting = ssl.create_default_context(cadata=cert_pem.decode())
+        async with aiohttp.ClientSession() as http:
+            url = f"https://localhost:{secure.port}/metrics"
+            headers = {"Authorization": "Bearer good"}
+            async with http.get(url, headers=headers, ssl=trusting) as resp:
+                assert resp.status == 200  # verified against the given certificate
+            with pytest.raises(aiohttp.ClientConnectorCertificateError):
+                await http.get(url, headers=headers, ssl=ssl.create_default_context())
+    finally:
+        await secure.stop()
+
+
+def parse(*argv: str) -> Options:
+    return options_from_args(build_parser().parse_args(list(argv)), Options())
+
+
+def test_secure_port_flags() -> None:
+    opts = parse()
+    assert (opts.secure_port, opts.bind_address, opts.tls_cert_file) == (10259, "0.0.0.0", None)
+    opts = parse("--secure-port=0", "--bind-address=127.0.0.1", "--advertise-address=10.0.0.7")
+    assert (opts.secure_port, opts.bind_address, opts.advertise_address) == (
+        0,
+        "127.0.0.1",
+        "10.0.0.7",
+    )
+    env = Options.from_env({"MULTISCHED_SECURE_PORT": "9443", "POD_IP": "10.9.8.7"})
+    assert (env.secure_port, env.advertise_address) == (9443, "10.9.8.7")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (("--tls-cert-file=/x.crt",), "--tls-cert-file needs --tls-private-key-file too"),
+        (("--tls-private-key-file=/x.key",), "--tls-private-key-file needs --tls-cert-file"),
+        (
+            ("--tls-cert-file=/nowhere.crt", "--tls-private-key-file=/nowhere.key"),
+            "--tls-cert-file: cannot read /nowhere.crt",
+        ),
+        (("--secure-port=70000",), "--secure-port: 70000 is not a port number"),
+    ],
+)
+def test_bad_serving_flags_are_one_line(argv: tuple[str, ...], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        parse(*argv).check()
