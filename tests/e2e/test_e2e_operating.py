@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import ssl
 import subprocess
 import sys
@@ -193,6 +194,18 @@ def test_queue_shows_a_pod_gated_then_unschedulable_then_gone(
         return report if code == 200 and report["consistent"] else None
 
     kube.wait_for("the cache to agree with the API", consistent, 30)
+    # SIGUSR2: the same comparison, and the queue, to the log.
+    mark = op.mark()
+    op.proc.send_signal(signal.SIGUSR2)
+    kube.wait_for(
+        "the SIGUSR2 dump",
+        lambda: (
+            "cache comparison: cache and API agree" in op.output_since(mark)
+            and "scheduling queue:" in op.output_since(mark)
+        ),
+        30,
+    )
+    assert op.alive
 
     # A token the API server does not know: one line, exit 1, no traceback.
     refused = queue_cli(kube, name, *where[:2], "--token=forged")
