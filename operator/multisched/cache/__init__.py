@@ -1,6 +1,7 @@
 """Cluster state as the scheduler reads it: pods, nodes, assumed pods, snapshots."""
 
 from .cache import Cache, Snapshot
+from .groups import ELASTIC_QUOTA, GROUP_KINDS, POD_GROUP, POD_GROUP_LABEL, GroupStore
 from .labels import LabelSelector, NodeSelector, NodeSelectorTerm, Requirement, SelectorError
 from .node_info import HostPortInfo, ImageStateSummary, NodeError, NodeInfo
 from .pod_info import (
@@ -18,11 +19,16 @@ from .volumes import VOLUME_KINDS, AssumeCache, AssumeError, VolumeStore
 
 __all__ = [
     "DEFAULT_SCHEDULER_NAME",
+    "ELASTIC_QUOTA",
+    "GROUP_KINDS",
+    "POD_GROUP",
+    "POD_GROUP_LABEL",
     "VOLUME_KINDS",
     "AffinityTerm",
     "AssumeCache",
     "AssumeError",
     "Cache",
+    "GroupStore",
     "HostPortInfo",
     "ImageStateSummary",
     "LabelSelector",

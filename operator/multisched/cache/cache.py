@@ -12,8 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from .groups import GroupStore
 from .node_info import ImageStateSummary, NodeInfo
 from .pod_info import PodInfo
+from .resources import Resource
 from .volumes import VolumeStore
 
 _NO_DEADLINE = float("inf")
@@ -67,6 +69,15 @@ class Snapshot:
         """PVs, claims, StorageClasses and CSI objects, with the binder's assumptions."""
         return self._cache.volumes
 
+    def namespace_requests(self, namespace: str) -> Resource:
+        """What the pods of ``namespace`` on nodes request (assumed pods included)."""
+        return self._cache.namespace_requests.get(namespace) or Resource()
+
+    @property
+    def groups(self) -> GroupStore:
+        """PodGroups, ElasticQuotas and the pods of each group."""
+        return self._cache.groups
+
     def _invalidate_pod_lists(self) -> None:
         self._affinity_list = None
         self._anti_affinity_list = None
@@ -87,6 +98,11 @@ class Cache:
         self.namespaces: dict[str, dict[str, str]] = {}
         self.pdbs: dict[str, dict[str, Any]] = {}
         self.volumes = VolumeStore()
+        #: PodGroups, ElasticQuotas and the pods of each group (the gang and quota plugins).
+        self.groups = GroupStore()
+        #: Requests of the pods on nodes (assumed ones included), per namespace: what
+        #: CapacityScheduling charges against an ElasticQuota.
+        self.namespace_requests: dict[str, Resource] = {}
         self.snapshot = Snapshot(self)
 
     # -- nodes ---------------------------------------------------------------------------
@@ -176,6 +192,7 @@ class Cache:
             raise ValueError(f"pod {pod.key} is already in the cache")
         assumed = _with_node(pod, node_name)
         self._node_for(node_name).add_pod(assumed)
+        self._charge(assumed, 1)
         self._pods[pod.uid] = assumed
         self._assumed[pod.uid] = _NO_DEADLINE
         self._pod_lists_changed(pod)
@@ -217,6 +234,7 @@ class Cache:
             self._assumed.pop(pod.uid, None)
             self._drop_from_node(existing)
         self._node_for(pod.node_name).add_pod(pod)
+        self._charge(pod, 1)
         self._pods[pod.uid] = pod
         self._pod_lists_changed(pod)
 
@@ -236,7 +254,14 @@ class Cache:
     def pods(self) -> Iterable[PodInfo]:
         return self._pods.values()
 
+    def _charge(self, pod: PodInfo, sign: int) -> None:
+        used = self.namespace_requests.get(pod.namespace)
+        if used is None:
+            used = self.namespace_requests[pod.namespace] = Resource()
+        used.add(pod.requests, sign)
+
     def _drop_from_node(self, pod: PodInfo) -> None:
+        self._charge(pod, -1)
         info = self._nodes.get(pod.node_name)
         if info is None:
             return

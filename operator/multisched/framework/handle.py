@@ -7,7 +7,7 @@ The runtime implements ``Handle``; the operator or the simulator supplies a
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from multisched.cache import NodeInfo, PodInfo, Snapshot
@@ -109,6 +109,14 @@ class Handle(Protocol):
     ) -> Status | None: ...
 
     def get_waiting_pod(self, uid: str) -> WaitingPod | None: ...
+
+    def iterate_over_waiting_pods(self) -> list[WaitingPod]:
+        """Every pod of this profile held at Permit now (a copy: callers may reject)."""
+        ...
+
+    def activate(self, pods: Iterable[PodInfo]) -> None:
+        """Move these pending pods to activeQ now (upstream ``PodsToActivate``)."""
+        ...
 
 
 class NotLeading(Exception):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import operator
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import repeat
 from time import perf_counter
 from typing import Any
@@ -115,8 +115,10 @@ class Framework:
         client: ClusterClient | None = None,
         nominator: PodNominator | None = None,
         rng: random.Random | None = None,
+        activator: Callable[[Iterable[PodInfo]], None] | None = None,
     ) -> None:
         self.profile = profile
+        self._activator = activator
         self._snapshot = snapshot
         self._client = client
         self._nominator: PodNominator = nominator if nominator is not None else _NoNominator()
@@ -184,6 +186,13 @@ class Framework:
 
     def get_waiting_pod(self, uid: str) -> WaitingPod | None:
         return self.waiting_pods.get(uid)
+
+    def iterate_over_waiting_pods(self) -> list[WaitingPod]:
+        return list(self.waiting_pods.values())
+
+    def activate(self, pods: Iterable[PodInfo]) -> None:
+        if self._activator is not None:
+            self._activator(pods)
 
     def _observe(
         self, state: CycleState, plugin: str, point: str, status: Status | None, start: float

@@ -18,7 +18,7 @@ import contextlib
 import heapq
 import itertools
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from multisched.cache import PodInfo
 
@@ -314,6 +314,30 @@ class SchedulingQueue:
             else:
                 self._push_backoff(qpi)
         return len(moved)
+
+    def activate(self, uids: Iterable[str]) -> int:
+        """Move these pods to activeQ now, backoff or not (upstream ``Activate``, used by
+        plugins through ``PodsToActivate``: a gang's siblings, once one of them is placed).
+        Gated and in-flight pods stay where they are; an in-flight one will go to backoffQ
+        rather than the pool when its attempt fails."""
+        moved = 0
+        wall = time.time()
+        for uid in uids:
+            where = self._where.get(uid)
+            qpi = self._infos.get(uid)
+            if qpi is None or qpi.gated:
+                continue
+            if where == "in-flight":
+                self._moved_since_pop.add(uid)
+                continue
+            if where == "unschedulable":
+                del self._unschedulable[uid]
+            elif where != "backoff":
+                continue  # active already
+            qpi.woken_by, qpi.woken_at = "ForceActivate", wall
+            self._to_active_or_gated(qpi)
+            moved += 1
+        return moved
 
     def _worth_requeuing(self, qpi: QueuedPodInfo, event: ClusterEvent) -> bool:
         """Whether a plugin that rejected the pod registered for ``event``."""

@@ -16,7 +16,7 @@ import asyncio
 import logging
 import random
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from multisched.cache import Cache, PodInfo
@@ -36,11 +36,14 @@ from multisched.framework import (
 from multisched.framework.handle import ClusterClient
 from multisched.queue import ClusterEvent, QueuedPodInfo, SchedulingQueue
 from multisched.queue.events import (
+    ADD,
     ASSIGNED_POD_ADD,
     ASSIGNED_POD_DELETE,
+    DELETE,
     NODE_ADD,
     NODE_DELETE,
     STORAGE_EVENTS,
+    UPDATE,
     WILDCARD_EVENT,
 )
 
@@ -182,6 +185,7 @@ class Scheduler:
                 client=self.client,
                 nominator=self.queue.nominator if hasattr(self, "queue") else None,
                 rng=self.rng,
+                activator=self._activate,
             )
             for prof in config.profiles
         }
@@ -227,8 +231,12 @@ class Scheduler:
 
     # -- cluster events -------------------------------------------------------------------
 
+    def _activate(self, pods: Iterable[PodInfo]) -> None:
+        self.queue.activate(p.uid for p in pods)
+
     def on_pod(self, pod: PodInfo) -> None:
         """A pod was added or changed (watch event or simulate input)."""
+        self.cache.groups.track_pod(pod)
         if pod.node_name:
             self.queue.delete(pod.uid)
             newly = self.cache.get_pod(pod.uid) is None or self.cache.is_assumed(pod.uid)
@@ -255,6 +263,7 @@ class Scheduler:
                 waiting.reject("", "pod was deleted while waiting at Permit")
 
     def on_pod_deleted(self, uid: str) -> None:
+        self.cache.groups.untrack_pod(uid)
         self.forget_pending(uid)
         self._confirmed(uid)
         if self.cache.remove_pod(uid) is not None:
@@ -300,6 +309,18 @@ class Scheduler:
             return  # not newer than what the binder assumed: nothing changed for readers
         add, update = STORAGE_EVENTS[kind]
         self.queue.move_all_to_active_or_backoff(update if existed else add)
+
+    def on_group_object(self, kind: str, raw: dict[str, Any], deleted: bool = False) -> None:
+        """A PodGroup or ElasticQuota was added, changed or deleted: the gang and quota
+        plugins' rejections may no longer hold (scheduler-plugins registers these events)."""
+        groups = self.cache.groups
+        if deleted:
+            groups.delete(kind, raw)
+            action = DELETE
+        else:
+            action = UPDATE if groups.has(kind, raw) else ADD
+            groups.upsert(kind, raw)
+        self.queue.move_all_to_active_or_backoff(ClusterEvent(kind, action))
 
     def on_storage_object_deleted(self, kind: str, raw: dict[str, Any]) -> None:
         """Upstream moves no pod when a storage object goes; the readers forget it."""
