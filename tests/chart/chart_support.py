@@ -13,6 +13,9 @@ ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "charts" / "multisched"
 CRD_PATH = ROOT / "crds" / "schedulerprofiles.multisched.dev.yaml"
 CHART_CRD_PATH = CHART / "crds" / CRD_PATH.name
+# scheduler-plugins' PodGroup and ElasticQuota CRDs, as released, and the chart's copy.
+SCHEDULER_PLUGINS_CRDS = ROOT / "crds" / "scheduler-plugins"
+CHART_SCHEDULER_PLUGINS_CRDS = CHART / "files" / "scheduler-plugins"
 RELEASE = "multisched"
 NAMESPACE = "multisched"
 

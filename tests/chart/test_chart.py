@@ -19,6 +19,10 @@ Render = Callable[..., list[Manifest]]
 VALUE_SETS = {
     "defaults": (),
     "ha+monitoring": ("replicas=2", "serviceMonitor.enabled=true"),
+    "scheduler-plugins-crds": (
+        "schedulerPlugins.installCRDs=true",
+        "schedulerPlugins.statusControllers=false",
+    ),
 }
 KUBE_VERSIONS = ("1.28.0", latest_version())
 FULLNAME = "multisched"  # release "multisched" contains the chart name
@@ -137,6 +141,11 @@ CLUSTER_RULES = {
     ("multisched.dev", "schedulerprofiles"): {"get", "list", "watch"},
     ("multisched.dev", "schedulerprofiles/status"): {"patch"},
     ("apiextensions.k8s.io", "customresourcedefinitions"): {"get", "list", "watch"},
+    # Coscheduling and CapacityScheduling read scheduler-plugins' objects and keep their status.
+    ("scheduling.x-k8s.io", "podgroups"): {"get", "list", "watch"},
+    ("scheduling.x-k8s.io", "elasticquotas"): {"get", "list", "watch"},
+    ("scheduling.x-k8s.io", "podgroups/status"): {"patch"},
+    ("scheduling.x-k8s.io", "elasticquotas/status"): {"patch"},
     # The secure port's delegated authentication and authorization (as kube-scheduler).
     ("authentication.k8s.io", "tokenreviews"): {"create"},
     ("authorization.k8s.io", "subjectaccessreviews"): {"create"},

@@ -1,6 +1,7 @@
 """What the chart lets multisched do, and the operational edges an admin hits: reserved names,
 RBAC switches, probes sized for a large first listing, overridable security contexts, the
-optional NetworkPolicy, a ClusterIP-only Service, and the CRD upgrade note."""
+optional NetworkPolicy, a ClusterIP-only Service, the CRD upgrade note, and scheduler-plugins'
+PodGroups and ElasticQuotas (read, their status kept, their CRDs optionally installed)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,19 @@ from typing import Any
 import kubernetes_validate
 import pytest
 import yaml
+from kubernetes_validate.utils import latest_version
 
-from chart_support import CHART, CRD_PATH, Manifest, by_kind
+from chart_support import (
+    CHART,
+    CHART_SCHEDULER_PLUGINS_CRDS,
+    CRD_PATH,
+    SCHEDULER_PLUGINS_CRDS,
+    HelmError,
+    Manifest,
+    by_kind,
+)
+from multisched.operator.main import build_parser, options_from_args
+from multisched.operator.options import Options
 
 Render = Callable[..., list[Manifest]]
 
@@ -144,3 +156,126 @@ def test_notes_tell_to_apply_the_crds_on_upgrade(helm: str) -> None:
     assert out.returncode == 0, out.stderr
     assert "Helm installs crds/ once and never upgrades it" in out.stdout
     assert "kubectl apply -f" in out.stdout
+
+
+# --- scheduler-plugins: PodGroup (Coscheduling) and ElasticQuota (CapacityScheduling) ---------
+
+SP_GROUP = "scheduling.x-k8s.io"
+SP_CRD_FILES = ("scheduling.x-k8s.io_elasticquotas.yaml", "scheduling.x-k8s.io_podgroups.yaml")
+SP_READ = {"apiGroups": [SP_GROUP], "resources": ["podgroups", "elasticquotas"],
+           "verbs": ["get", "list", "watch"]}  # fmt: skip
+SP_STATUS = {"apiGroups": [SP_GROUP], "resources": ["podgroups/status", "elasticquotas/status"],
+             "verbs": ["patch"]}  # fmt: skip
+NO_GROUP_STATUS = "--group-status=false"
+
+
+def _cluster_role(docs: list[Manifest]) -> Manifest:
+    (role,) = [r for r in by_kind(docs, "ClusterRole") if r["metadata"]["name"] == "multisched"]
+    return role
+
+
+def _sp_rules(docs: list[Manifest]) -> list[dict[str, Any]]:
+    return [r for r in _cluster_role(docs)["rules"] if SP_GROUP in r["apiGroups"]]
+
+
+def _sp_crds() -> dict[str, Manifest]:
+    crds = (yaml.safe_load((SCHEDULER_PLUGINS_CRDS / name).read_text()) for name in SP_CRD_FILES)
+    return {crd["metadata"]["name"]: crd for crd in crds}
+
+
+def _group_status(args: list[str]) -> bool:
+    """What the operator makes of the chart's command line."""
+    options = options_from_args(build_parser().parse_args(args[1:]), Options())
+    options.check()
+    return options.group_status
+
+
+def test_scheduler_plugins_objects_are_read_and_their_status_kept_by_default(
+    render: Render,
+) -> None:
+    docs = render()
+    assert _sp_rules(docs) == [SP_READ, SP_STATUS]
+    args = _container(docs)["args"]
+    assert not any(a.startswith("--group-status") for a in args)
+    assert _group_status(args) is True
+
+
+def test_the_rules_name_the_crds_plurals_and_status_subresources() -> None:
+    crds = _sp_crds()
+    assert {c["spec"]["group"] for c in crds.values()} == {SP_GROUP}
+    plurals = [c["spec"]["names"]["plural"] for c in crds.values()]
+    assert sorted(plurals) == sorted(SP_READ["resources"])
+    assert sorted(f"{p}/status" for p in plurals) == sorted(SP_STATUS["resources"])
+    for crd in crds.values():
+        (version,) = crd["spec"]["versions"]
+        assert version["name"] == "v1alpha1" and version["subresources"] == {"status": {}}
+
+
+def test_status_controllers_off_leaves_status_to_scheduler_plugins(render: Render) -> None:
+    docs = render("schedulerPlugins.statusControllers=false")
+    assert _sp_rules(docs) == [SP_READ]
+    args = _container(docs)["args"]
+    assert args.count(NO_GROUP_STATUS) == 1
+    assert _group_status(args) is False
+
+
+def test_scheduler_plugins_disabled_grants_nothing_and_keeps_no_status(render: Render) -> None:
+    docs = render("schedulerPlugins.enabled=false")
+    assert _sp_rules(docs) == []
+    args = _container(docs)["args"]
+    assert NO_GROUP_STATUS in args
+    assert _group_status(args) is False
+
+
+def test_chart_carries_identical_copies_of_the_scheduler_plugins_crds() -> None:
+    shipped = sorted(p.name for p in SCHEDULER_PLUGINS_CRDS.glob("*.yaml"))
+    assert shipped == sorted(SP_CRD_FILES)
+    assert sorted(p.name for p in CHART_SCHEDULER_PLUGINS_CRDS.iterdir()) == shipped
+    for name in shipped:
+        copy = (CHART_SCHEDULER_PLUGINS_CRDS / name).read_bytes()
+        assert copy == (SCHEDULER_PLUGINS_CRDS / name).read_bytes(), name
+
+
+def test_scheduler_plugins_crds_are_not_installed_by_default(render: Render) -> None:
+    assert by_kind(render(), "CustomResourceDefinition") == []
+    assert by_kind(render("schedulerPlugins.enabled=false"), "CustomResourceDefinition") == []
+
+
+@pytest.mark.parametrize("kube_version", ["1.28.0", latest_version()])
+def test_install_crds_renders_them_unchanged_and_kept_on_uninstall(
+    render: Render, kube_version: str
+) -> None:
+    rendered = by_kind(
+        render("schedulerPlugins.installCRDs=true", kube_version=kube_version),
+        "CustomResourceDefinition",
+    )
+    expected = _sp_crds()
+    for crd in expected.values():
+        crd["metadata"]["annotations"]["helm.sh/resource-policy"] = "keep"
+    assert {c["metadata"]["name"]: c for c in rendered} == expected
+    assert len(rendered) == len(expected)
+    for crd in rendered:
+        kubernetes_validate.validate(crd, kube_version, strict=True)
+
+
+def test_values_schema_refuses_unknown_scheduler_plugins_values(render: Render) -> None:
+    with pytest.raises(HelmError, match="additional properties"):
+        render("schedulerPlugins.installCRD=true")
+    with pytest.raises(HelmError):
+        render("schedulerPlugins.enabled=yes")
+
+
+def _notes(helm: str, *sets: str) -> str:
+    cmd = [helm, "install", "x", str(CHART), "--dry-run=client", "--namespace", "ms"]
+    for item in sets:
+        cmd += ["--set", item]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.split("NOTES:", 1)[1]
+
+
+def test_notes_say_how_to_install_the_scheduler_plugins_crds(helm: str) -> None:
+    hint = "kubectl apply -f crds/scheduler-plugins/"
+    assert hint in _notes(helm)
+    assert hint not in _notes(helm, "schedulerPlugins.installCRDs=true")
+    assert hint not in _notes(helm, "schedulerPlugins.enabled=false")

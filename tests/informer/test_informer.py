@@ -259,3 +259,35 @@ async def test_an_outage_of_several_kinds_is_one_line_down_and_one_line_up(
     assert warnings[0].startswith("watches failing (nodes")
     assert warnings[1].startswith("every watch is back after")
     assert "6 failed attempts" in warnings[1]
+
+
+@pytest.mark.parametrize("status", [404, 403])
+async def test_an_optional_kind_not_served_reads_as_none_until_it_is(
+    status: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A CRD not installed (404), or not granted (403): synced with nothing, no outage,
+    listed again later; once served it is watched like any kind."""
+    api, rec = FakeApi(), Recorder()
+    api.put(obj("a", 1))
+    api.list_status = status
+    caplog.set_level(logging.INFO, logger="multisched.informer")
+    async with informing(api, rec, optional=True) as (informer, _):
+        informer.absent_recheck_seconds = 0.05
+        await asyncio.wait_for(informer.synced.wait(), 5)
+        assert informer.absent and informer.healthy and not informer.in_outage
+        assert rec.live == {} and not api.watch_requests
+        await until("a second look", lambda: len(api.list_requests) >= 2)
+        api.list_status = 200
+        await until("the watch", lambda: api.watch_requests)
+        assert sorted(rec.live) == ["a"] and not informer.absent
+    said = [r.getMessage() for r in caplog.records]
+    assert sum("read as none" in m for m in said) == 1  # once, not per look
+    assert any("is served now" in m for m in said)
+
+
+async def test_a_required_kind_not_served_is_an_outage() -> None:
+    api, rec = FakeApi(), Recorder()
+    api.list_status = 404
+    async with informing(api, rec) as (informer, _):
+        await until("the failure", lambda: informer.in_outage)
+        assert not informer.synced.is_set()

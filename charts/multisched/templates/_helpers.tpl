@@ -62,3 +62,8 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- define "multisched.leaseName" -}}
 {{- default (include "multisched.fullname" .) .Values.leaderElection.leaseName }}
 {{- end }}
+
+{{/* multisched keeps PodGroup and ElasticQuota status (needs the RBAC of schedulerPlugins.enabled). */}}
+{{- define "multisched.groupStatus" -}}
+{{- if and .Values.schedulerPlugins.enabled .Values.schedulerPlugins.statusControllers }}true{{ end }}
+{{- end }}

@@ -122,6 +122,7 @@ class Informer:
         on_relisted: Callable[[], None] | None = None,
         on_outage: Callable[[Informer, str], None] | None = None,
         rng: random.Random | None = None,
+        optional: bool = False,
     ) -> None:
         self.api_client = api_client
         self.resource = resource
@@ -148,6 +149,12 @@ class Informer:
         self._stream: asyncio.Task[None] | None = None
         self._outage_since: float | None = None
         self._outage_failures = 0
+        #: A kind whose CRD may not be installed (or that RBAC may not grant): "not
+        #: served" or "forbidden" lists as empty, and the listing is tried again every
+        #: ``absent_recheck_seconds``.
+        self.optional = optional
+        self.absent = False
+        self.absent_recheck_seconds = 30.0
 
     # -- control --------------------------------------------------------------------------
 
@@ -174,6 +181,10 @@ class Informer:
                         self._relist_wanted = True
                         raise
                     self._recovered()
+                if self.absent:
+                    await asyncio.sleep(self.absent_recheck_seconds)
+                    self._relist_wanted = True
+                    continue
                 self._stream = asyncio.ensure_future(self._watch())
                 try:
                     await asyncio.wait({self._stream})
@@ -212,14 +223,32 @@ class Informer:
                     count += 1
                     if count % self.settings.yield_every == 0:
                         await asyncio.sleep(0)
-        except BaseException as exc:
-            # Nothing of this partial list is final: what was known stays known, so the
-            # next list reconciles against it and misses no deletion.
-            for key, entry in previous.items():
-                self.known.setdefault(key, entry)
-            if isinstance(exc, ApiStatusError) and exc.status == 410:
-                raise Gone() from exc  # a continue token expired mid-list: start over
+        except ApiStatusError as exc:
+            if not (self.optional and exc.status in (403, 404)):
+                self._keep_known(previous)
+                if exc.status == 410:
+                    raise Gone() from exc  # a continue token expired mid-list: start over
+                raise
+            if not self.absent:
+                why = (
+                    "is not served (its CRD is not installed)"
+                    if exc.status == 404
+                    else "may not be listed (RBAC)"
+                )
+                logger.info(
+                    "%s %s: read as none; checking again every %.0f s",
+                    self.resource,
+                    why,
+                    self.absent_recheck_seconds,
+                )
+            self.absent = True  # an empty list: whatever was known is gone
+        except BaseException:
+            self._keep_known(previous)
             raise
+        else:
+            if self.absent:
+                logger.info("%s is served now", self.resource)
+            self.absent = False
         for key, (uid, _) in previous.items():  # deleted while we were not watching
             self._deliver(self.on_delete, tombstone(key, uid))
         self.resource_version = resource_version
@@ -229,6 +258,12 @@ class Informer:
         logger.debug("%s: listed %d objects at %s", self.resource, count, resource_version)
         if not first and self.on_relisted is not None:
             self.on_relisted()
+
+    def _keep_known(self, previous: dict[str, tuple[str, str]]) -> None:
+        """Nothing of a partial list is final: what was known stays known, so the next
+        list reconciles against it and misses no deletion."""
+        for key, entry in previous.items():
+            self.known.setdefault(key, entry)
 
     def _reconcile_one(self, obj: dict[str, Any], previous: dict[str, tuple[str, str]]) -> None:
         key = object_key(obj)

@@ -13,3 +13,10 @@ STORAGE: dict[str, Resource] = {
     "CSIDriver": Resource("storage.k8s.io", "v1", "csidrivers"),
     "CSIStorageCapacity": Resource("storage.k8s.io", "v1", "csistoragecapacities"),
 }
+
+#: scheduler-plugins' kinds (Coscheduling, CapacityScheduling), by kind name: optional,
+#: their CRDs may not be installed.
+GROUPS: dict[str, Resource] = {
+    "PodGroup": Resource("scheduling.x-k8s.io", "v1alpha1", "podgroups"),
+    "ElasticQuota": Resource("scheduling.x-k8s.io", "v1alpha1", "elasticquotas"),
+}

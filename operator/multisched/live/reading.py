@@ -16,7 +16,7 @@ from kubernetes_asyncio import client as k8s
 
 from multisched.informer import ApiStatusError, Resource, list_objects
 from multisched.informer import kubeconfig as kubeconfig_loader
-from multisched.informer.kinds import STORAGE
+from multisched.informer.kinds import GROUPS, STORAGE
 from multisched.informer.kubeconfig import kubeconfig_path
 
 NODES = Resource("", "v1", "nodes")
@@ -27,7 +27,7 @@ PDBS = Resource("policy", "v1", "poddisruptionbudgets")
 PROFILES = Resource("multisched.dev", "v1alpha1", "schedulerprofiles")
 
 #: Kinds that may be absent from a cluster (CRD not installed): read as none.
-OPTIONAL = frozenset({PROFILES})
+OPTIONAL = frozenset({PROFILES, *GROUPS.values()})
 
 #: Finished pods hold no resources; the operator drops them too (upstream's informer filter).
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
@@ -48,7 +48,8 @@ class LiveCluster:
     priority_classes: list[dict[str, Any]] = field(default_factory=list)
     pdbs: list[dict[str, Any]] = field(default_factory=list)
     profiles: list[dict[str, Any]] = field(default_factory=list)
-    #: Storage objects by kind (``STORAGE``'s keys).
+    #: Storage objects, PodGroups and ElasticQuotas by kind (``STORAGE``'s and ``GROUPS``'
+    #: keys).
     storage: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     #: Kinds that could not be read (forbidden, not served): one line each, for stderr.
     warnings: list[str] = field(default_factory=list)
@@ -120,7 +121,7 @@ async def read_cluster(api_client: k8s.ApiClient) -> LiveCluster:
     Storage kinds the account may not list (or the cluster does not serve) are read as none,
     with a warning: the pods without volumes are still explained right."""
     kinds = (NODES, PODS, NAMESPACES, PRIORITY_CLASSES, PDBS, PROFILES)
-    storage_kinds = list(STORAGE.items())
+    storage_kinds = [*STORAGE.items(), *GROUPS.items()]
     results = await asyncio.gather(
         *(list_kind(api_client, r) for r in kinds),
         *(list_kind(api_client, r) for _, r in storage_kinds),
@@ -143,7 +144,8 @@ async def read_cluster(api_client: k8s.ApiClient) -> LiveCluster:
     )
     for (kind, _), res in zip(storage_kinds, results[len(kinds) :], strict=True):
         if isinstance(res, LiveError):
-            cluster.warnings.append(f"{res}; volumes are judged without {kind}s")
+            what = "gangs and quotas" if kind in GROUPS else "volumes"
+            cluster.warnings.append(f"{res}; {what} are judged without {kind}s")
             cluster.storage[kind] = []
         elif isinstance(res, BaseException):
             raise res

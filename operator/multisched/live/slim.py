@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from multisched.informer.kinds import STORAGE
+from multisched.informer.kinds import GROUPS, STORAGE
 
 from .reading import LiveCluster
 
@@ -133,8 +133,13 @@ def slim_storage(kind: str, raw: Mapping[str, Any]) -> dict[str, Any]:
     it (specs, statuses, annotations), and there are few of them."""
     meta = {k: v for k, v in (raw.get("metadata") or {}).items() if k != "managedFields"}
     out = {k: v for k, v in raw.items() if k not in ("metadata", "apiVersion", "kind")}
-    group = STORAGE[kind].group
-    return {"apiVersion": f"{group}/v1" if group else "v1", "kind": kind, "metadata": meta, **out}
+    return {"apiVersion": _api_version(kind), "kind": kind, "metadata": meta, **out}
+
+
+def _api_version(kind: str) -> str:
+    """Of a storage kind or one of scheduler-plugins' kinds (LIST items omit it)."""
+    resource = STORAGE.get(kind) or GROUPS[kind]
+    return f"{resource.group}/{resource.version}" if resource.group else resource.version
 
 
 def _name(obj: Mapping[str, Any]) -> str:
@@ -187,9 +192,8 @@ def raw_documents(cluster: LiveCluster) -> list[dict[str, Any]]:
             obj["kind"] = kind
             if kind == "SchedulerProfile":
                 obj.setdefault("apiVersion", "multisched.dev/v1alpha1")
-            elif kind in STORAGE:
-                group = STORAGE[kind].group
-                obj.setdefault("apiVersion", f"{group}/v1" if group else "v1")
+            elif kind in STORAGE or kind in GROUPS:
+                obj.setdefault("apiVersion", _api_version(kind))
             out.append(obj)
     return out
 

@@ -17,10 +17,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from multisched.cache import NodeError, PodError, PodInfo
-from multisched.informer.kinds import STORAGE
+from multisched.informer.kinds import GROUPS, STORAGE
 from multisched.scheduler import Scheduler
 
 from .client import KubeClient
+from .group_status import GroupStatusController
 from .intake import ASSIGNED_PODS, NAMESPACES, NODES, PDBS, PODS, Feed
 from .options import COMPONENT
 
@@ -68,6 +69,9 @@ class ClusterInput:
         self.others: dict[str, dict[str, Any]] = {}
         #: Pods we could not read -> the message already reported.
         self._bad_pods: dict[str, str] = {}
+        #: Told of every pod and group object that may change a PodGroup's or an
+        #: ElasticQuota's status (None: their status is not ours to keep).
+        self.group_status: GroupStatusController | None = None
 
     def feeds(self) -> list[Feed]:
         """What the intake's informers deliver, and where."""
@@ -80,15 +84,30 @@ class ClusterInput:
                 Feed(resource, self._storage_upsert(kind), self._storage_delete(kind))
                 for kind, resource in STORAGE.items()
             ),
+            *(
+                Feed(resource, self._group_upsert(kind), self._group_delete(kind), optional=True)
+                for kind, resource in GROUPS.items()
+            ),
         ]
+
+    def _group_upsert(self, kind: str) -> Callable[[dict[str, Any]], None]:
+        def upsert(body: dict[str, Any]) -> None:
+            self.scheduler.on_group_object(kind, _without_managed_fields(body))
+            if self.group_status is not None:
+                self.group_status.object_changed(kind, body)
+
+        return upsert
+
+    def _group_delete(self, kind: str) -> Callable[[dict[str, Any]], None]:
+        def delete(body: dict[str, Any]) -> None:
+            self.scheduler.on_group_object(kind, body, deleted=True)
+
+        return delete
 
     def _storage_upsert(self, kind: str) -> Callable[[dict[str, Any]], None]:
         def upsert(body: dict[str, Any]) -> None:
-            meta = body.get("metadata")
-            if isinstance(meta, dict) and "managedFields" in meta:
-                # Kept for the binder's writes, which send the object back: no field history.
-                body = {**body, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
-            self.scheduler.on_storage_object(kind, body)
+            # Kept for the binder's writes, which send the object back: no field history.
+            self.scheduler.on_storage_object(kind, _without_managed_fields(body))
 
         return upsert
 
@@ -113,6 +132,8 @@ class ClusterInput:
 
     async def on_pod(self, body: Mapping[str, Any]) -> None:
         """A pending pod was listed, added or modified (re-listing the same pod is a no-op)."""
+        if self.group_status is not None:
+            self.group_status.pod_changed(body)
         uid = object_key(body)[2]
         spec = body.get("spec") or {}
         phase = (body.get("status") or {}).get("phase")
@@ -149,14 +170,21 @@ class ClusterInput:
         """The pod left the unscheduled selection: bound, finished or deleted. It is no
         longer pending; whether it holds resources is the assigned-pod informer's news."""
         _, _, uid = object_key(body)
+        if self.group_status is not None:
+            self.group_status.pod_changed(body)
         self.unbound.pop(uid, None)
         self.others.pop(uid, None)
         self._bad_pods.pop(uid, None)
         self.scheduler.forget_pending(uid)
+        if not (body.get("spec") or {}).get("nodeName"):
+            # Deleted or finished while pending; a bound one stays its group's member.
+            self.scheduler.cache.groups.untrack_pod(uid)
 
     # -- informers: assigned pods, nodes, namespaces, PDBs ----------------------------------
 
     def on_assigned_pod(self, body: dict[str, Any]) -> None:
+        if self.group_status is not None:
+            self.group_status.pod_changed(body)
         spec = body.get("spec") or {}
         if not spec.get("nodeName"):
             return  # a pending pod (an API that ignored the field selector): kopf's
@@ -176,6 +204,8 @@ class ClusterInput:
         self.scheduler.on_pod(pod.compact())
 
     def on_assigned_pod_deleted(self, body: dict[str, Any]) -> None:
+        if self.group_status is not None:
+            self.group_status.pod_changed(body)
         _, _, uid = object_key(body)
         self._bad_pods.pop(uid, None)
         self.scheduler.on_pod_deleted(uid)
@@ -233,3 +263,10 @@ class ClusterInput:
     def on_pdb_deleted(self, body: Mapping[str, Any]) -> None:
         namespace, name, _ = object_key(body)
         self.scheduler.cache.set_pdb(f"{namespace}/{name}", None)
+
+
+def _without_managed_fields(body: dict[str, Any]) -> dict[str, Any]:
+    meta = body.get("metadata")
+    if isinstance(meta, dict) and "managedFields" in meta:
+        return {**body, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
+    return body

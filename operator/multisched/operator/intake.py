@@ -51,6 +51,8 @@ class Feed:
     on_upsert: Handler
     on_delete: Handler
     field_selector: str = ""
+    #: The kind may not be served (a CRD not installed): read as none until it is.
+    optional: bool = False
 
 
 class Intake:
@@ -74,6 +76,7 @@ class Intake:
                 settings=settings,
                 on_relisted=on_relisted,
                 on_outage=self._on_outage,
+                optional=feed.optional,
             )
             for feed in feeds
         ]

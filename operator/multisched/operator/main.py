@@ -90,6 +90,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--metrics-address", default=None, help="address to listen on (default 0.0.0.0)"
     )
     parser.add_argument(
+        "--group-status",
+        type=_bool,
+        nargs="?",
+        const=True,
+        default=None,
+        metavar="BOOL",
+        help="keep PodGroup and ElasticQuota status as scheduler-plugins' controller does "
+        "(default true; false while that controller still runs)",
+    )
+    parser.add_argument(
         "--secure-port",
         type=int,
         default=None,
@@ -153,6 +163,8 @@ def options_from_args(args: argparse.Namespace, base: Options | None = None) -> 
         options = replace(options, http_host=args.metrics_address)
     if args.metrics_port is not None:
         options = replace(options, http_port=args.metrics_port)
+    if args.group_status is not None:
+        options = replace(options, group_status=args.group_status)
     if args.secure_port is not None:
         options = replace(options, secure_port=args.secure_port)
     if args.bind_address:

@@ -98,6 +98,9 @@ class Options:
     #: Where the SchedulerProfiles' ControllerRevisions (history, rollback) are kept: the
     #: operator's own namespace in a cluster.
     revision_namespace: str = "default"
+    #: Keep PodGroup and ElasticQuota status, as scheduler-plugins' controller does (off
+    #: while that controller still runs).
+    group_status: bool = True
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Options:
@@ -123,6 +126,7 @@ class Options:
             kubeconfig=env.get("MULTISCHED_KUBECONFIG") or None,
             reserved_scheduler_names=_names(env.get("MULTISCHED_RESERVED_SCHEDULER_NAMES"))
             or defaults.reserved_scheduler_names,
+            group_status=_flag(env.get("MULTISCHED_GROUP_STATUS")) is not False,
             revision_namespace=env.get("MULTISCHED_REVISION_NAMESPACE")
             or env.get("POD_NAMESPACE")
             or defaults.revision_namespace,

@@ -36,6 +36,7 @@ from multisched.scheduler import Scheduler, default_registry
 from . import debug
 from .client import Api, KubeClient
 from .cluster_input import ClusterInput
+from .group_status import GroupStatusController
 from .health import HealthServer
 from .intake import ASSIGNED_PODS, NODES, PODS, Intake
 from .leader import KubeLeaseApi, LeaderElector, LeaseApi, new_identity
@@ -91,6 +92,12 @@ class Runtime:
         )
         self.metrics.track_pending(self.scheduler.queue.pending_counts)
         self.cluster = ClusterInput(self.scheduler, self.client, self.may_write)
+        self.group_status: GroupStatusController | None = None
+        if options.group_status:
+            self.group_status = GroupStatusController(
+                api, self.scheduler.cache.groups, self.may_write
+            )
+            self.cluster.group_status = self.group_status
         self.book = ProfileBook(
             registry, self.scheduler.build_profiles, options.reserved_scheduler_names
         )
@@ -154,6 +161,8 @@ class Runtime:
             asyncio.get_running_loop().add_signal_handler(
                 signal.SIGUSR2, lambda: self._spawn(self.log_debug_dump())
             )
+        if self.group_status is not None:
+            self.group_status.start()
         self._start_election()
         self._housekeeping = asyncio.create_task(self._housekeep(), name="multisched housekeeping")
         self._spawn(self._retry_lost_bindings())
@@ -162,6 +171,8 @@ class Runtime:
         if self.intake is not None:
             await self.intake.stop()
         await self.profile_sync.stop()
+        if self.group_status is not None:
+            await self.group_status.stop()
         tasks = [t for t in (self._housekeeping, self._elector_task) if t is not None]
         for task in tasks:
             task.cancel()
@@ -315,6 +326,8 @@ class Runtime:
         if not was:
             # The previous leader may have left statuses behind; they are ours to write now.
             self._spawn(self.profile_sync.publish())
+            if self.group_status is not None:
+                self.group_status.mark_all()
 
     def _stop_loop(self) -> None:
         """Stop at once: no new cycle starts, and bindings not yet posted are refused."""

@@ -7,12 +7,14 @@ scheduled with assume, so each placement counts for the next pod.
 
 from __future__ import annotations
 
+import datetime
 import random
 import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from multisched.cache import Cache, NodeError, PodError, PodInfo
+from multisched.cache.groups import GROUP_KINDS
 from multisched.cache.volumes import NAMESPACED_VOLUME_KINDS, VOLUME_KINDS
 from multisched.config.loader import embedded_configs
 from multisched.config.resolved import ResolvedConfig
@@ -130,6 +132,8 @@ class ClusterInput:
         self.pdbs: dict[str, dict[str, Any]] = {}
         #: PersistentVolumes, claims, StorageClasses and CSI objects, as (kind, object).
         self.storage: list[tuple[str, dict[str, Any]]] = []
+        #: PodGroups and ElasticQuotas, as (kind, object).
+        self.groups: list[tuple[str, dict[str, Any]]] = []
         self.configs: list[tuple[str, dict[str, Any]]] = []
         self._seen: dict[tuple[str, str], str] = {}
         self._default_class = ""
@@ -169,7 +173,7 @@ class ClusterInput:
             return []
         namespace = meta.get("namespace") if isinstance(meta, Mapping) else None
         key = name
-        if doc.kind in ("Pod", "PodDisruptionBudget", *NAMESPACED_VOLUME_KINDS):
+        if doc.kind in ("Pod", "PodDisruptionBudget", *NAMESPACED_VOLUME_KINDS, *GROUP_KINDS):
             key = f"{namespace if isinstance(namespace, str) and namespace else 'default'}/{name}"
         first = self._seen.setdefault((doc.kind, key), doc.index)
         if first == doc.index:
@@ -212,6 +216,15 @@ class ClusterInput:
             self.namespaces[name] = dict(meta.get("labels") or {})
         elif kind == "PodDisruptionBudget":
             self.pdbs[key] = raw
+        elif kind in GROUP_KINDS:
+            meta = {"namespace": "default", **meta}
+            # What the API server adds: a uid, and a creation time (QueueSort orders gangs
+            # by it; written without one, a group is as old as its place in the input).
+            meta.setdefault(
+                "uid", str(uuid.uuid5(uuid.NAMESPACE_URL, f"{kind}/{meta['namespace']}/{name}"))
+            )
+            meta.setdefault("creationTimestamp", _input_time(len(self.groups)))
+            self.groups.append((kind, {**raw, "metadata": meta}))
         elif kind in VOLUME_KINDS:
             meta = dict(meta)
             if kind in NAMESPACED_VOLUME_KINDS and not meta.get("namespace"):
@@ -248,6 +261,8 @@ class ClusterInput:
             cache.set_pdb(key, pdb)
         for kind, obj in self.storage:
             cache.volumes.upsert(kind, obj)
+        for kind, obj in self.groups:
+            cache.groups.upsert(kind, obj)
         for raw in self.nodes:
             try:
                 cache.add_node(raw)
@@ -265,6 +280,12 @@ class ClusterInput:
             if policy:
                 out["spec"] = {**spec, "preemptionPolicy": policy}
         return out, priority
+
+
+def _input_time(index: int) -> str:
+    """A fixed creation time per input position (simulate's runs must repeat exactly)."""
+    stamp = datetime.datetime(2000, 1, 1, tzinfo=datetime.UTC) + datetime.timedelta(seconds=index)
+    return stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 async def simulate(

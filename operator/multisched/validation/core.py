@@ -654,10 +654,13 @@ RULES: dict[str, tuple[Sequence[str], Callable[[Obj], list[str]]]] = {
 
 
 def _storage_rules() -> None:
-    """The storage kinds' rules live beside the others' (storage.py imports this module)."""
+    """The storage kinds' and scheduler-plugins' kinds' rules live beside the others'
+    (storage.py and groups.py import this module)."""
+    from .groups import GROUP_RULES
     from .storage import STORAGE_RULES
 
     RULES.update(STORAGE_RULES)
+    RULES.update(GROUP_RULES)
 
 
 _storage_rules()
