@@ -4,7 +4,7 @@ and the pods of each group.
 
 One store, fed by the informers (or simulate's input) like the volume store. A pod belongs
 to a group by the label ``scheduling.x-k8s.io/pod-group`` (the group's name, in the pod's
-namespace); every pod the scheduler knows of is tracked, pending or bound, until it is
+namespace); every pod the scheduler knows of is tracked, pending, bound or terminating, until it is
 deleted or finishes, as scheduler-plugins' pod lister counts them.
 """
 
@@ -84,8 +84,8 @@ class GroupStore:
         """A pod was seen (pending or bound): count it in its group, if any."""
         self.untrack_pod(pod.uid)
         group = group_of(pod)
-        if not group or pod.terminating or _finished(pod):
-            return
+        if not group or _finished(pod):
+            return  # terminating pods still count, as upstream's pod lister keeps them
         key = (pod.namespace, group)
         self._members.setdefault(key, {})[pod.uid] = pod
         self._group_of[pod.uid] = key

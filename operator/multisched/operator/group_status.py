@@ -88,14 +88,15 @@ def _occupied_by(pod: Mapping[str, Any]) -> str:
 def elastic_quota_used(
     quota: Mapping[str, Any], pods: Iterable[Mapping[str, Any]]
 ) -> dict[str, str]:
-    """``status.used``: the requests of the namespace's Running pods, over the resource
-    names of min and max (each at least 0), as the controller computes it."""
+    """``status.used``: the requests of the namespace's Running pods, with every resource
+    of min and max present (at least 0), as the controller computes it (``quota.Add``
+    keeps the pods' other resources too)."""
     spec = quota.get("spec") or {}
-    names = sorted({*(spec.get("min") or {}), *(spec.get("max") or {})})
     used = Resource()
     for pod in pods:
         if (pod.get("status") or {}).get("phase") == "Running":
             used.add(_pod_request(pod))
+    names = sorted({*(spec.get("min") or {}), *(spec.get("max") or {}), *used.names()})
     return {name: _quantity(name, used.get(name)) for name in names}
 
 
@@ -107,12 +108,12 @@ def _quantity(name: str, value: int) -> str:
 
 
 def _pod_request(pod: Mapping[str, Any]) -> Resource:
-    """Containers summed, the largest init container as a floor, plus the overhead."""
+    """Containers summed, then the largest init container as a floor. The controller means
+    to add the overhead too, but drops the sum it computes (v0.28.9): so is it here."""
     spec = pod.get("spec") or {}
     total = Resource()
     for container in spec.get("containers") or ():
         total.add(Resource.from_list((container.get("resources") or {}).get("requests")))
-    total.add(Resource.from_list(spec.get("overhead")))
     for container in spec.get("initContainers") or ():
         total.set_max(Resource.from_list((container.get("resources") or {}).get("requests")))
     return total

@@ -1,0 +1,34 @@
+"""Coscheduling: scheduler-plugins' gang scheduling of PodGroups (``pkg/coscheduling``)."""
+
+from .args import (
+    DEFAULT_PERMIT_WAITING_TIME_SECONDS,
+    DEFAULT_POD_GROUP_BACKOFF_SECONDS,
+    CoschedulingArgs,
+)
+from .core import PermitVerdict, PodGroupManager, check_cluster_resource
+from .plugin import (
+    MSG_NO_POD_GROUP,
+    MSG_POD_GROUP_NOT_FOUND,
+    MSG_POST_FILTER_REJECTION,
+    MSG_UNRESERVE_REJECTION,
+    NAME,
+    Coscheduling,
+)
+
+PLUGIN = Coscheduling
+
+__all__ = [
+    "DEFAULT_PERMIT_WAITING_TIME_SECONDS",
+    "DEFAULT_POD_GROUP_BACKOFF_SECONDS",
+    "MSG_NO_POD_GROUP",
+    "MSG_POD_GROUP_NOT_FOUND",
+    "MSG_POST_FILTER_REJECTION",
+    "MSG_UNRESERVE_REJECTION",
+    "NAME",
+    "PLUGIN",
+    "Coscheduling",
+    "CoschedulingArgs",
+    "PermitVerdict",
+    "PodGroupManager",
+    "check_cluster_resource",
+]
