@@ -159,7 +159,10 @@ async def started(
 ) -> AsyncIterator[Running]:
     """Runs the scheduler for the block; stops it (and its sampler) afterwards."""
     log_path = workdir / f"{contender.name}-{tag}.log"
-    argv = [*contender.argv, f"{contender.port_flag}={free_port()}"]
+    port = free_port()
+    while any(arg.endswith(f"={port}") for arg in contender.argv):  # the secure port's
+        port = free_port()
+    argv = [*contender.argv, f"{contender.port_flag}={port}"]
     with log_path.open("wb") as log:
         begin = time.monotonic()
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}

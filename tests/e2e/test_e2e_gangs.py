@@ -262,7 +262,10 @@ def test_a_gang_waiting_at_permit_survives_a_kill_9_unbound(faults: FaultCluster
 def in_flight(op: Operator) -> int:
     """Pods the running scheduler holds between its queue and a binding (at Permit here),
     as its secure port reports them."""
-    status, body = https_get(f"https://127.0.0.1:{op.secure_port}/debug/queue", TOKEN)
+    try:
+        status, body = https_get(f"https://127.0.0.1:{op.secure_port}/debug/queue", TOKEN)
+    except OSError:  # not listening yet
+        return -1
     if status != 200:
         return -1
     return sum(1 for p in json.loads(body)["pods"] if p["queue"] == "in-flight")
@@ -286,6 +289,9 @@ def test_a_quota_max_holds_under_a_burst_of_500_pods(faults: FaultCluster) -> No
     install(faults, quota_profile())
     namespace(faults, "burst")
     faults.kube.apply(quota("burst", "burst", "5", "10"))
+    # Another team's min, unused: what "burst" may borrow beyond its own min, up to its max.
+    namespace(faults, "idle")
+    faults.kube.apply(quota("idle", "idle", "20", "20"))
     faults.api.create_nodes([f"q-{i}" for i in range(5)], cpu="40")
     faults.start_operator()
     names = [f"b-{i:03d}" for i in range(500)]
@@ -296,9 +302,10 @@ def test_a_quota_max_holds_under_a_burst_of_500_pods(faults: FaultCluster) -> No
     assert len(placed) == 100  # 10 cpu of 100m pods, not one more
     pending = next(n for n in names if n not in placed)
     messages = [e["message"] for e in events(faults, pending, "burst")]
-    assert any("exceeded quota" in m or "ElasticQuota" in m or "quota" in m for m in messages), (
-        messages
+    refusal = (
+        f"Pod burst/{pending} is rejected in PreFilter because ElasticQuota burst is more than Max"
     )
+    assert any(refusal in m for m in messages), messages
     # status.used counts Running pods: play the kubelet for ten of them.
     for n in placed[:10]:
         faults.api.call(
@@ -345,7 +352,8 @@ def test_reclaiming_borrowed_room_preempts_only_borrowed_pods(faults: FaultClust
     faults.wait_bindings(6, timeout=60)
     assert len(bound(faults, b, "team-b")) == 2
     assert len(bound(faults, [n for n in a if n not in doomed], "team-a")) == 2
-    preempted = [
-        e for n in doomed for e in events(faults, n, "team-a") if e["reason"] == "Preempted"
-    ]
-    assert len(preempted) == 2, json.dumps(preempted)[:500]
+    # Each victim was told why (a second preemptor may pick a victim still terminating
+    # again, as upstream may); team-b's pods never were.
+    told = {n for n in a if any(e["reason"] == "Preempted" for e in events(faults, n, "team-a"))}
+    assert told == set(doomed)
+    assert not [e for n in b for e in events(faults, n, "team-b") if e["reason"] == "Preempted"]
