@@ -2,6 +2,8 @@
 
 Needs etcd, kube-apiserver and openssl on PATH (skips with a message otherwise); runs
 kube-scheduler too when it is on PATH. ``BENCH_E2E_SCALE=0.1`` shrinks every scenario.
+Scenario (g), gangs: multisched with scheduler-plugins' Coscheduling on PodGroups of 8 pods,
+kube-scheduler (no gang plugin) on the same pods ungrouped, in the same batches of 8.
 """
 
 from __future__ import annotations
@@ -15,11 +17,12 @@ from importlib import metadata
 from pathlib import Path
 
 from .controlplane import control_plane, missing_binaries
+from .gangs import gang_scenario
 from .kube import Kube
 from .procs import Contender, kube_scheduler, multisched
 from .scenarios import Bench, Sizes, log, profile_scheduler_name
 
-SCENARIOS = "abcdv"
+SCENARIOS = "abcdvg"
 NOTES = """
 first binding after start: from the scheduler's process start to the harness's watch seeing
   spec.nodeName on a pod that was pending before the start.
@@ -29,6 +32,10 @@ CPU per pod: the scheduler's CPU between the first and the last binding of the b
   the pods bound in between (pods/s over the same span); in the stream, from the first create
   to the last binding over the pods bound. API server + etcd CPU per pod: theirs over the same
   span; both schedulers share the machine's cores with them.
+gang last-created-to-bound: per gang (for kube-scheduler, per batch of 8 pods created
+  together), from the return of its last pod's create to the watch seeing its last pod bound;
+  gangs are created one after another, so a gang also waits for those ahead of it. gangs bound
+  whole: gangs with all 8 pods bound on the API server at the end (none may have 1 to 7).
 creation-to-bound: from ADDED to the first event with spec.nodeName, both read by the harness
   on one watch of the pods (server timestamps have only second precision)."""
 
@@ -59,7 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--scenarios",
         default=os.environ.get("BENCH_E2E_SCENARIOS", SCENARIOS),
         help="which of a (10k running), b (50k running), c (backlog), d (stream), v (backlog "
-        "of pods with local-PV claims); default abcdv",
+        "of pods with local-PV claims), g (gangs of 8: Coscheduling; kube-scheduler gets them "
+        "ungrouped); default abcdvg",
     )
     parser.add_argument(
         "--schedulers",
@@ -118,6 +126,8 @@ async def bench(args: argparse.Namespace) -> int:
                 await b.stream()
             if "v" in args.scenarios:
                 await b.volume_backlog()
+            if "g" in args.scenarios:
+                await gang_scenario(b)
             if "a" in args.scenarios:
                 await b.startup("a", sizes.running)
             if "b" in args.scenarios:

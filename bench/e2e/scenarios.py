@@ -12,6 +12,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -36,6 +37,7 @@ NAMESPACE = "bench"
 RUNNING_NAMESPACE = "bench-running"
 PODS = f"/api/v1/namespaces/{NAMESPACE}/pods"
 STORAGE_CLASSES = "/apis/storage.k8s.io/v1/storageclasses"
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 CRD = ROOT / "crds" / "schedulerprofiles.multisched.dev.yaml"
 PROFILE = ROOT / "examples" / "profiles" / "my-scheduler.yaml"
 #: After a start-up's first binding: time to finish the initial sync before reading VmHWM.
@@ -69,6 +71,8 @@ class Sizes:
     backlog: int
     stream_rate: float
     stream_seconds: float
+    #: Scenario (g): PodGroups of GANG_SIZE pods each.
+    gangs: int
 
     @classmethod
     def scaled(cls, scale: float) -> Sizes:
@@ -82,6 +86,7 @@ class Sizes:
             backlog=n(2_000, 10),
             stream_rate=max(5.0, 150 * scale),
             stream_seconds=max(5.0, 20 * min(scale, 1.0)),
+            gangs=n(100, 5),
         )
 
 
@@ -138,19 +143,22 @@ class Bench:
         )
         log(f"{count} nodes created and Ready in {time.monotonic() - begin:.1f} s")
 
-    async def _install_profile(self) -> None:
-        crd = yaml.safe_load(CRD.read_text())
-        path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
-        await self.kube.create(path, crd, exist_ok=True)
+    async def install_crd(self, file: Path) -> None:
+        """Creates the CRD of ``file`` (if absent) and waits until it is Established."""
+        crd = next(doc for doc in yaml.safe_load_all(file.read_text()) if doc)
+        name = crd["metadata"]["name"]
+        await self.kube.create(CRDS, crd, exist_ok=True)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            obj = await self.kube.request("GET", f"{path}/{crd['metadata']['name']}")
+            obj = await self.kube.request("GET", f"{CRDS}/{name}")
             conditions = (obj.get("status") or {}).get("conditions") or []
             if any(c["type"] == "Established" and c["status"] == "True" for c in conditions):
-                break
+                return
             await asyncio.sleep(0.2)
-        else:
-            raise RuntimeError("the SchedulerProfile CRD was not Established in 30 s")
+        raise RuntimeError(f"the CRD {name} was not Established in 30 s")
+
+    async def _install_profile(self) -> None:
+        await self.install_crd(CRD)
         await self.kube.create(
             "/apis/multisched.dev/v1alpha1/schedulerprofiles",
             yaml.safe_load(PROFILE.read_text()),

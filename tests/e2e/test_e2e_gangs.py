@@ -247,6 +247,15 @@ def test_a_gang_waiting_at_permit_survives_a_kill_9_unbound(faults: FaultCluster
         [pod(n, group="job") for n in names[:3]] + [pod(names[3], group="job", **gate)]
     )
     faults.kube.wait_for("three members waiting at Permit", lambda: in_flight(op) == 3, 30)
+    # What the running scheduler says of them (kubectl multisched queue job-0).
+    code, body = https_get(
+        f"https://127.0.0.1:{op.secure_port}/debug/queue?pod=default/job-0", TOKEN
+    )
+    assert code == 200
+    (entry,) = json.loads(body)["pods"]
+    assert entry["gang"].startswith("gang default/job: 3 of 4 assumed, waiting at Permit, ")
+    assert entry["permit"]["waitingFor"] == ["Coscheduling"]
+    assert 0 < entry["permit"]["secondsLeft"] <= 120
     op.kill9()
     faults.start_operator()
     time.sleep(3)

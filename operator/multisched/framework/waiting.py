@@ -12,6 +12,8 @@ from .status import Code, Status
 class WaitingPod:
     def __init__(self, pod: PodInfo, timeouts: dict[str, float]) -> None:
         self.pod = pod
+        self._timeouts = dict(timeouts)
+        self._since = asyncio.get_running_loop().time()
         self._pending = dict(timeouts)
         self._result: asyncio.Future[Status | None] = asyncio.get_running_loop().create_future()
         self._timers = [
@@ -19,7 +21,7 @@ class WaitingPod:
                 seconds,
                 self.reject,
                 name,
-                f"rejected due to timeout after waiting {seconds}s at plugin {name}",
+                _timeout_message(name, seconds),
             )
             for name, seconds in timeouts.items()
         ]
@@ -27,6 +29,19 @@ class WaitingPod:
     @property
     def pending_plugins(self) -> list[str]:
         return list(self._pending)
+
+    def seconds_left(self) -> float:
+        """Until the first pending plugin's timeout rejects the pod."""
+        if not self._pending:
+            return 0.0
+        waited = asyncio.get_running_loop().time() - self._since
+        return max(0.0, min(self._pending.values()) - waited)
+
+    def expire(self) -> None:
+        """Its time is up now (simulate's clock jumps): rejected as the timer would."""
+        if self._pending:
+            name = min(self._pending, key=lambda n: self._pending[n])
+            self.reject(name, _timeout_message(name, self._timeouts[name]))
 
     def allow(self, plugin: str) -> None:
         self._pending.pop(plugin, None)
@@ -44,3 +59,15 @@ class WaitingPod:
 
     async def wait(self) -> Status | None:
         return await self._result
+
+
+def _timeout_message(plugin: str, seconds: float) -> str:
+    """Upstream's wording; Go prints a whole-second duration as ``60s`` (``15m0s`` past a
+    minute)."""
+    whole = int(seconds)
+    if whole == seconds:
+        minutes, rest = divmod(whole, 60)
+        text = f"{minutes}m{rest}s" if minutes else f"{rest}s"
+    else:
+        text = f"{seconds:g}s"
+    return f"rejected due to timeout after waiting {text} at plugin {plugin}"

@@ -14,8 +14,9 @@ from typing import Any
 from multisched.cache import PodError, PodInfo
 from multisched.cache.volumes import object_key
 from multisched.config import ResolvedConfig
-from multisched.framework import Registry
+from multisched.framework import Registry, WaitingPod
 from multisched.scheduler import Outcome, Scheduler
+from multisched.scheduler.introspect import gang_line, quota_line
 from multisched.scheduler.sim_volumes import SimVolumeController
 from multisched.scheduler.simulate import (
     ClusterInput,
@@ -107,15 +108,17 @@ async def explain(
             continue
         spec = raw.get("spec") or {}
         nominated = (raw.get("status") or {}).get("nominatedNodeName")
+        pod = _parse(cluster, label, raw)
+        cache.groups.track_pod(pod)  # a gang's pending members count (Coscheduling)
         if not spec.get("nodeName") and not nominated:
             continue  # a pending pod takes no room until it is nominated or bound
-        pod = _parse(cluster, label, raw)
         if pod.node_name:
             cache.add_pod(pod)
         elif scheduler.responsible_for(pod) and not pod.terminating:
             nominator.add_nominated_pod(pod, pod.nominated_node_name)
 
     target = _parse(cluster, target_label, target_raw)
+    cache.groups.track_pod(target)
     current = target.node_name
     if current:
         # Where would it go now: as if it were pending, its own requests not counted.
@@ -143,6 +146,15 @@ async def explain(
         result.placements.append(placement)
         return Explanation(result, current, evaluated_all)
     await scheduler.schedule_one(qpi)
+    await scheduler.settle_bindings()
+    held = scheduler.held_at_permit()
+    if held:
+        placement = _held(scheduler, target, held)
+        for _, waiting in held:
+            waiting.reject("", "explained")  # the dry run ends here
+        await scheduler.wait_for_bindings()
+        result.placements.append(placement)
+        return Explanation(result, current, evaluated_all)
     await scheduler.wait_for_bindings()
     outcome = last.get(target.uid)
     assert outcome is not None
@@ -160,9 +172,25 @@ async def explain(
         placement.volumes = volume_report(target, cache, client.volumes)
     if outcome.schedule is not None:
         evaluated_all = outcome.schedule.evaluated_nodes >= len(cluster.nodes)
+    notes = [
+        n for n in (gang_line(scheduler, target), quota_line(scheduler, target.namespace)) if n
+    ]
+    if notes:
+        placement.message = "; ".join([placement.message, *notes])
     result.placements.append(placement)
     result.preempted = dict(client.preempted)
     return Explanation(result, current, evaluated_all)
+
+
+def _held(scheduler: Scheduler, target: PodInfo, held: list[tuple[Any, WaitingPod]]) -> Placement:
+    """The pod passed every filter and waits at Permit (for the rest of its gang)."""
+    node = next((w.pod.node_name for _, w in held if w.pod.uid == target.uid), "")
+    plugins = sorted({p for _, w in held for p in w.pending_plugins})
+    message = f"would be assumed on {node} and wait at Permit for {', '.join(plugins)}"
+    notes = [gang_line(scheduler, target), quota_line(scheduler, target.namespace)]
+    message = "; ".join([message, *(n for n in notes if n)])
+    placement = Placement(target, "Waiting", node, message)
+    return placement
 
 
 def _parse(cluster: ClusterInput, label: str, raw: dict[str, Any]) -> PodInfo:

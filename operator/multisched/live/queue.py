@@ -209,6 +209,15 @@ def _pod_lines(entry: dict[str, Any]) -> list[str]:
         lines.append(f"backoff left:   {entry['backoffRemainingSeconds']}s")
     if entry.get("nominatedNodeName"):
         lines.append(f"nominated node: {entry['nominatedNodeName']}")
+    permit = entry.get("permit")
+    if permit:
+        lines.append(
+            f"at Permit:      assumed on {permit['node']}, waiting for "
+            f"{', '.join(permit['waitingFor'])}, {permit['secondsLeft']:.0f} s left"
+        )
+    for key in ("gang", "quota"):
+        if entry.get(key):
+            lines.append(f"{key + ':':<16}{entry[key]}")
     return lines
 
 

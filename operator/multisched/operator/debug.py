@@ -8,13 +8,15 @@ Everything here reads the live objects; nothing is recomputed.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from multisched.cache import Cache
 from multisched.cache.comparer import CacheDiff, compare
 from multisched.config import component_config
 from multisched.queue import QueuedPodInfo, SchedulingQueue
+from multisched.scheduler import Scheduler
+from multisched.scheduler.introspect import gang_line, quota_line
 
 from .profiles import ProfileBook
 
@@ -65,6 +67,7 @@ def queue_view(
     leading: bool,
     pod: str | None = None,
     limit: int = DEFAULT_LIMIT,
+    notes: Callable[[QueuedPodInfo], dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Counts per profile and queue, and the pods (``pod``: only that namespace/name)."""
     counts: dict[str, dict[str, int]] = {}
@@ -77,7 +80,10 @@ def queue_view(
             continue
         total += 1
         if len(pods) < limit:
-            pods.append(pod_entry(queue, where, qpi))
+            entry = pod_entry(queue, where, qpi)
+            if notes is not None:
+                entry.update(notes(qpi))
+            pods.append(entry)
     view: dict[str, Any] = {"leading": leading, "profiles": counts, "pods": pods}
     if total > len(pods):
         view["truncated"] = total - len(pods)
@@ -149,3 +155,23 @@ def diff_document(diff: CacheDiff) -> dict[str, Any]:
         "assumedPods": diff.assumed_pods,
         "lines": diff.lines(),
     }
+
+
+def scheduler_notes(scheduler: Scheduler, qpi: QueuedPodInfo) -> dict[str, Any]:
+    """A pod's gang, its namespace's quota, and its wait at Permit, when it has them."""
+    out: dict[str, Any] = {}
+    gang = gang_line(scheduler, qpi.pod)
+    if gang:
+        out["gang"] = gang
+    quota = quota_line(scheduler, qpi.pod.namespace)
+    if quota:
+        out["quota"] = quota
+    for fwk in scheduler.profiles.values():
+        waiting = fwk.get_waiting_pod(qpi.pod.uid)
+        if waiting is not None:
+            out["permit"] = {
+                "waitingFor": waiting.pending_plugins,
+                "secondsLeft": round(waiting.seconds_left(), 1),
+                "node": waiting.pod.node_name,
+            }
+    return out

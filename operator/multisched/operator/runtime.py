@@ -240,6 +240,7 @@ class Runtime:
             leading=self.scheduling,
             pod=request.query.get("pod") or None,
             limit=int(limit) if limit.isdigit() else debug.DEFAULT_LIMIT,
+            notes=functools.partial(debug.scheduler_notes, self.scheduler),
         )
         view["identity"] = self.identity
         return _json(view)

@@ -32,6 +32,7 @@ from multisched.framework import (
     NotLeading,
     Registry,
     Status,
+    WaitingPod,
 )
 from multisched.framework.handle import ClusterClient
 from multisched.queue import ClusterEvent, QueuedPodInfo, SchedulingQueue
@@ -586,7 +587,9 @@ class Scheduler:
                 # that stopped leading says so once: not per pod.
                 quiet=isinstance(cause, ApiUnavailable | NotLeading),
             )
-            self._emit(Outcome(pod, "error", message=status.message()))
+            # A rejection at Permit (a gang let go) is unschedulable, not an error.
+            result_name = "unschedulable" if rejected else "error"
+            self._emit(Outcome(pod, result_name, message=status.message()))
             return
         self.cache.finish_binding(pod.uid, self.clock() + self.assumed_pod_ttl)
         self.queue.done(pod.uid)
@@ -695,6 +698,19 @@ class Scheduler:
     async def wait_for_bindings(self) -> None:
         while self._binding:
             await asyncio.gather(*list(self._binding), return_exceptions=True)
+
+    def held_at_permit(self) -> list[tuple[Framework, WaitingPod]]:
+        return [(f, w) for f in self.profiles.values() for w in f.iterate_over_waiting_pods()]
+
+    async def settle_bindings(self) -> None:
+        """Like ``wait_for_bindings``, but a pod held at Permit may stay held (a gang's
+        first members wait there for the rest): returns once every other binding is done.
+        For simulate and explain, which take pods one at a time."""
+        while True:
+            pending = [t for t in self._binding if not t.done()]
+            if len(pending) <= len(self.held_at_permit()):
+                return
+            await asyncio.wait(pending, timeout=0.005, return_when=asyncio.FIRST_COMPLETED)
 
 
 def _crash_message(exc: BaseException) -> str:

@@ -326,7 +326,14 @@ async def simulate(
     for _ in range(MAX_ROUNDS):
         while (qpi := scheduler.queue.pop_nowait()) is not None:
             await scheduler.schedule_one(qpi)
+            await scheduler.settle_bindings()
+        if scheduler.held_at_permit():
+            # Nothing else to try: the rest of each gang is not coming. Their wait runs
+            # out, as it would on the timer; Unreserve lets go of their siblings.
+            for _, waiting in scheduler.held_at_permit():
+                waiting.expire()
             await scheduler.wait_for_bindings()
+            continue
         if not client.nominated or not any(
             last.get(p.uid) is not None and last[p.uid].nominated_node for p in pending
         ):
