@@ -28,6 +28,8 @@ BASES = {
     "priorityclasses": "/apis/scheduling.k8s.io/v1",
     "poddisruptionbudgets": "/apis/policy/v1",
     "schedulerprofiles": "/apis/multisched.dev/v1alpha1",
+    "podgroups": "/apis/scheduling.x-k8s.io/v1alpha1",
+    "elasticquotas": "/apis/scheduling.x-k8s.io/v1alpha1",
 }
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from kmock import ResourceInfo
 from kmock._internal.rendering import Response
 
 from kmock_support import write_kubeconfig
@@ -433,3 +434,60 @@ async def test_explain_defaults_to_the_context_namespace(live: LiveCluster) -> N
     code, out, _ = await live.run("explain", "small", "-n", "default", "-o", "json")
     assert code == 0
     assert json.loads(out)["pods"][0]["pod"] == "default/small"
+
+
+async def test_snapshot_and_explain_read_podgroups_and_elasticquotas(live: LiveCluster) -> None:
+    """scheduler-plugins' kinds come along when served (a cluster without their CRDs reads
+    as none: the other tests), and explain says what the gang waits for."""
+    for plural, kind in (("podgroups", "PodGroup"), ("elasticquotas", "ElasticQuota")):
+        live.kmock.resources[f"scheduling.x-k8s.io/v1alpha1/{plural}"] = ResourceInfo(
+            kind=kind, singular=kind.lower(), namespaced=True, verbs={"get", "list", "create"}
+        )
+    await live.create("nodes", node("worker-1", "4"))
+    await live.create(
+        "podgroups",
+        {"metadata": {"name": "train", "namespace": "default"}, "spec": {"minMember": 2}},
+    )
+    await live.create(
+        "elasticquotas",
+        {
+            "metadata": {"name": "q", "namespace": "default"},
+            "spec": {"min": {"cpu": "3"}, "max": {"cpu": "3"}},
+        },
+    )
+    profile = {
+        "metadata": {"name": "batch"},
+        "spec": {
+            "profiles": [
+                {
+                    "schedulerName": "batch",
+                    "plugins": {
+                        "multiPoint": {
+                            "enabled": [{"name": "Coscheduling"}, {"name": "CapacityScheduling"}]
+                        },
+                        "queueSort": {
+                            "enabled": [{"name": "Coscheduling"}],
+                            "disabled": [{"name": "PrioritySort"}],
+                        },
+                    },
+                }
+            ]
+        },
+    }
+    await live.create("schedulerprofiles", profile)
+    for name in ("w0", "w1"):
+        body = pod(name, "1")
+        body["metadata"]["labels"] = {"scheduling.x-k8s.io/pod-group": "train"}
+        body["spec"]["schedulerName"] = "batch"
+        await live.create("pods", body)
+    code, out, err = await live.run("snapshot")
+    assert code == 0, err
+    docs = list(yaml.safe_load_all(out))
+    (group,) = [d for d in docs if d["kind"] == "PodGroup"]
+    assert group["apiVersion"] == "scheduling.x-k8s.io/v1alpha1"
+    assert group["spec"] == {"minMember": 2}
+    assert [d["metadata"]["name"] for d in docs if d["kind"] == "ElasticQuota"] == ["q"]
+    code, out, err = await live.run("explain", "w0")
+    assert code == 0, err
+    assert "gang default/train: 1 of 2 assumed, waiting at Permit" in out
+    assert "quota default/q: cpu 1 used (min 3, max 3)" in out
