@@ -118,6 +118,19 @@ def nodes_of(faults: FaultCluster, names: list[str], namespace: str = "default")
     }
 
 
+def start_running(faults: FaultCluster, namespace: str, names: list[str]) -> None:
+    """The kubelet's part: the pods run."""
+    for n in names:
+        faults.api.call(
+            faults.api.request(
+                "PATCH",
+                f"/api/v1/namespaces/{namespace}/pods/{n}/status",
+                {"status": {"phase": "Running"}},
+                content_type=MERGE_PATCH,
+            )
+        )
+
+
 def bound(faults: FaultCluster, names: list[str], namespace: str = "default") -> list[str]:
     return sorted(n for n, node in nodes_of(faults, names, namespace).items() if node)
 
@@ -164,15 +177,7 @@ def test_a_gang_that_does_not_fit_binds_nobody_until_a_node_comes(faults: FaultC
     )
     assert group["status"].get("scheduleStartTime")
     # The test plays the kubelet: the pods run, the group runs.
-    for n in names:
-        faults.api.call(
-            faults.api.request(
-                "PATCH",
-                f"/api/v1/namespaces/default/pods/{n}/status",
-                {"status": {"phase": "Running"}},
-                content_type=MERGE_PATCH,
-            )
-        )
+    start_running(faults, "default", names)
     faults.kube.wait_for(
         "phase Running",
         lambda: (
@@ -316,15 +321,7 @@ def test_a_quota_max_holds_under_a_burst_of_500_pods(faults: FaultCluster) -> No
     )
     assert any(refusal in m for m in messages), messages
     # status.used counts Running pods: play the kubelet for ten of them.
-    for n in placed[:10]:
-        faults.api.call(
-            faults.api.request(
-                "PATCH",
-                f"/api/v1/namespaces/burst/pods/{n}/status",
-                {"status": {"phase": "Running"}},
-                content_type=MERGE_PATCH,
-            )
-        )
+    start_running(faults, "burst", placed[:10])
     faults.kube.wait_for(
         "status.used",
         lambda: (

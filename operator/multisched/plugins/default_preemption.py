@@ -239,12 +239,10 @@ class DefaultPreemption:
         # Reprieve as many as fit, PDB-protected pods first, most important first.
         for group, is_violating in ((violating, True), (non_violating, False)):
             for p in group:
-                node.add_pod(p)
-                st = handle.run_pre_filter_extension_add_pod(state, pod, p, node)
-                if st is not None and not st.is_success():
-                    return [], 0, _as_error(st)
-                fits = handle.run_filter_plugins_with_nominated_pods(state, pod, node)
-                if fits is None or fits.is_success():
+                fits, st = self.reprieve(state, pod, p, node)
+                if st is not None:
+                    return [], 0, st
+                if fits:
                     continue
                 if (st := self._remove(state, pod, p, node)) is not None:
                     return [], 0, st
@@ -254,6 +252,18 @@ class DefaultPreemption:
         if violating and non_violating:
             victims.sort(key=key)
         return victims, num_violating, None
+
+    def reprieve(
+        self, state: CycleState, pod: PodInfo, victim: PodInfo, node: NodeInfo
+    ) -> tuple[bool, Status | None]:
+        """Put a potential victim back on the (copied) node: whether the pod still fits
+        with it there, or the error of the PreFilter extension that took it back."""
+        node.add_pod(victim)
+        st = self._handle.run_pre_filter_extension_add_pod(state, pod, victim, node)
+        if st is not None and not st.is_success():
+            return False, _as_error(st)
+        fits = self._handle.run_filter_plugins_with_nominated_pods(state, pod, node)
+        return fits is None or fits.is_success(), None
 
     def _remove(
         self, state: CycleState, pod: PodInfo, victim: PodInfo, node: NodeInfo

@@ -145,12 +145,10 @@ class QuotaPreemption(DefaultPreemption):
         # that fits but would put the quotas back over their bounds stays a victim.
         for group, is_violating in ((violating, True), (non_violating, False)):
             for p in group:
-                node.add_pod(p)
-                st = handle.run_pre_filter_extension_add_pod(state, pod, p, node)
-                if st is not None and not st.is_success():
-                    return [], 0, _as_error(st)
-                fits = handle.run_filter_plugins_with_nominated_pods(state, pod, node)
-                if fits is not None and not fits.is_success():
+                fits, st = self.reprieve(state, pod, p, node)
+                if st is not None:
+                    return [], 0, st
+                if not fits:
                     if (st := self._remove_victim(state, pod, p, node)) is not None:
                         return [], 0, st
                     victims.append(p)
