@@ -174,14 +174,15 @@ async def _one(bench: Bench, key: str, scenario: str, c: Contender, grouped: boo
         whole_now = sum(1 for n in counts.values() if n == GANG_SIZE)
         text = f"{whole_now}/{gangs}, {len(partial_gangs)} in part"
         if partial_gangs:
-            text += f" ({', '.join(group_name(run, g) for g in partial_gangs[:3])}...)"
+            more = ", ..." if len(partial_gangs) > 3 else ""
+            text += f" ({', '.join(group_name(run, g) for g in partial_gangs[:3])}{more})"
         figure = Figure(None, "", text)
     else:
         figure = Figure(None, "", "(no gangs)")
     bench.table.add(key, scenario, WHOLE, c.name, figure)
     slowest = ", ".join(
         f"{group_name(run, g)} {(max(per_gang[g]) - created[g]) * 1000:.0f} ms"
-        for g in sorted(whole, key=lambda g: created[g] - max(per_gang[g]))[:3]
+        for g in sorted(whole, key=lambda g: max(per_gang[g]) - created[g], reverse=True)[:3]
     )
     log(
         f"{key} {c.name}: {count} pods in {gangs} {'gangs' if grouped else 'batches'} created "
