@@ -51,24 +51,10 @@ WHOLE = "gangs bound whole"
 
 
 def gang_profile_spec(scheduler_name: str) -> dict[str, Any]:
-    """scheduler-plugins' documented Coscheduling configuration, under ``scheduler_name``."""
-    return {
-        "profiles": [
-            {
-                "schedulerName": scheduler_name,
-                "plugins": {
-                    "multiPoint": {"enabled": [{"name": "Coscheduling"}]},
-                    "queueSort": {
-                        "enabled": [{"name": "Coscheduling"}],
-                        "disabled": [{"name": "*"}],
-                    },
-                },
-                "pluginConfig": [
-                    {"name": "Coscheduling", "args": {"permitWaitingTimeSeconds": PERMIT_SECONDS}}
-                ],
-            }
-        ]
-    }
+    """The e2e suite's gang profile (tests/e2e/gangs_support.py), under ``scheduler_name``."""
+    from gangs_support import gang_profile_spec as spec
+
+    return spec(scheduler_name, PERMIT_SECONDS)
 
 
 def group_name(run: str, g: int) -> str:

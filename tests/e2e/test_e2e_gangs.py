@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from gangs_support import gang_profile_spec
 from harness import MERGE_PATCH
 from test_e2e_operating import https_get
 
@@ -41,24 +42,7 @@ def install(faults: FaultCluster, profile_spec: dict[str, Any]) -> None:
 
 
 def gang_profile(permit_seconds: int = 30) -> dict[str, Any]:
-    """scheduler-plugins' documented Coscheduling configuration."""
-    return {
-        "profiles": [
-            {
-                "schedulerName": SCHED,
-                "plugins": {
-                    "multiPoint": {"enabled": [{"name": "Coscheduling"}]},
-                    "queueSort": {
-                        "enabled": [{"name": "Coscheduling"}],
-                        "disabled": [{"name": "*"}],
-                    },
-                },
-                "pluginConfig": [
-                    {"name": "Coscheduling", "args": {"permitWaitingTimeSeconds": permit_seconds}}
-                ],
-            }
-        ]
-    }
+    return gang_profile_spec(SCHED, permit_seconds)
 
 
 def quota_profile() -> dict[str, Any]:
