@@ -27,7 +27,7 @@ from typing import Any
 import aiohttp
 from kubernetes_asyncio import client as k8s
 
-from .listing import ApiStatusError, Resource, list_pages, raise_for_status
+from multisched.transport import ApiError, Resource, list_pages, raise_for_status
 
 logger = logging.getLogger(__name__)
 
@@ -100,7 +100,7 @@ TRANSIENT = (
     aiohttp.ClientError,
     TimeoutError,
     OSError,
-    ApiStatusError,
+    ApiError,
     ValueError,
     ClosedAtOnce,
 )
@@ -223,7 +223,7 @@ class Informer:
                     count += 1
                     if count % self.settings.yield_every == 0:
                         await asyncio.sleep(0)
-        except ApiStatusError as exc:
+        except ApiError as exc:
             if not (self.optional and exc.status in (403, 404)):
                 self._keep_known(previous)
                 if exc.status == 410:
@@ -348,7 +348,7 @@ class Informer:
             code = int(obj.get("code") or 0)
             if code == 410:
                 raise Gone()
-            raise ApiStatusError(code, str(obj.get("reason") or ""), str(obj.get("message") or ""))
+            raise ApiError(code, str(obj.get("message") or ""), str(obj.get("reason") or ""))
         if kind == "BOOKMARK":
             self.resource_version = rv or self.resource_version
             return

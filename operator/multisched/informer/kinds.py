@@ -3,7 +3,7 @@ live commands' listings read the same six (what the volume plugins need)."""
 
 from __future__ import annotations
 
-from .listing import Resource
+from multisched.transport import Resource
 
 STORAGE: dict[str, Resource] = {
     "PersistentVolume": Resource("", "v1", "persistentvolumes"),

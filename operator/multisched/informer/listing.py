@@ -1,168 +1,25 @@
-"""One paginated LIST (limit/continue) of a kind, as plain JSON objects.
+"""Moved to ``multisched.transport`` (kept while the move lands)."""
 
-The generated models of kubernetes_asyncio are slow to build and lossy (MicroTime), so
-bodies are decoded with ``json`` only; the ApiClient still does auth, TLS and refresh.
-"""
+from multisched.transport.errors import ApiError as ApiStatusError
+from multisched.transport.requests import (
+    DEFAULT_PAGE_SIZE,
+    ListResult,
+    Resource,
+    get_json,
+    list_objects,
+    list_pages,
+    raise_for_status,
+    request_json,
+)
 
-from __future__ import annotations
-
-import json
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
-from typing import Any
-
-from kubernetes_asyncio import client as k8s
-
-#: Objects per page: big enough to keep round trips few, small enough for the API server.
-DEFAULT_PAGE_SIZE = 500
-
-
-class ApiStatusError(Exception):
-    """A non-2xx answer; ``reason``/``message`` come from the API's Status object."""
-
-    def __init__(self, status: int, reason: str = "", message: str = "") -> None:
-        super().__init__(f"{message or reason or 'HTTP error'} ({status})")
-        self.status = status
-        self.reason = reason
-        self.message = message
-
-
-@dataclass(frozen=True, slots=True)
-class Resource:
-    """A kind's REST coordinates: ``group`` is "" for the core API."""
-
-    group: str
-    version: str
-    plural: str
-
-    def path(self, namespace: str = "") -> str:
-        base = f"/api/{self.version}" if not self.group else f"/apis/{self.group}/{self.version}"
-        ns = f"/namespaces/{namespace}" if namespace else ""
-        return f"{base}{ns}/{self.plural}"
-
-    def __str__(self) -> str:
-        return f"{self.plural}.{self.group}" if self.group else self.plural
-
-
-@dataclass(frozen=True, slots=True)
-class ListResult:
-    items: list[dict[str, Any]]
-    #: The collection's resourceVersion: a watch from here misses nothing.
-    resource_version: str
-
-
-def raise_for_status(status: int, raw: bytes, fallback: str) -> None:
-    if 200 <= status < 300:
-        return
-    reason = message = ""
-    try:
-        data = json.loads(raw) if raw else {}
-    except ValueError:
-        data = {}
-    if isinstance(data, dict):
-        reason, message = str(data.get("reason") or ""), str(data.get("message") or "")
-    raise ApiStatusError(status, reason or fallback, message or raw.decode(errors="replace")[:200])
-
-
-async def get_json(
-    api_client: k8s.ApiClient,
-    path: str,
-    query: list[tuple[str, str]],
-    timeout: float,
-) -> dict[str, Any]:
-    return await request_json(api_client, "GET", path, query=query, timeout=timeout)
-
-
-async def request_json(
-    api_client: k8s.ApiClient,
-    method: str,
-    path: str,
-    body: dict[str, Any] | None = None,
-    *,
-    query: list[tuple[str, str]] | None = None,
-    timeout: float = 30.0,
-    content_type: str = "application/json",
-) -> dict[str, Any]:
-    """One request with a JSON body and answer; a non-2xx answer is ``ApiStatusError``."""
-    headers = {"Accept": "application/json"}
-    if body is not None:
-        headers["Content-Type"] = content_type
-    resp = await api_client.call_api(
-        path,
-        method,
-        query_params=query or [],
-        header_params=headers,
-        body=body,
-        auth_settings=["BearerToken"],
-        _preload_content=False,
-        _request_timeout=timeout,
-    )
-    try:
-        raw = await resp.read()
-    finally:
-        resp.release()
-    raise_for_status(resp.status, raw, str(resp.reason or ""))
-    data = json.loads(raw) if raw else {}
-    if not isinstance(data, dict):
-        raise ApiStatusError(resp.status, "InvalidResponse", f"{method} {path}: not a JSON object")
-    return data
-
-
-async def list_pages(
-    api_client: k8s.ApiClient,
-    resource: Resource,
-    *,
-    field_selector: str = "",
-    label_selector: str = "",
-    page_size: int = DEFAULT_PAGE_SIZE,
-    timeout: float = 60.0,
-) -> AsyncIterator[ListResult]:
-    """Every object of the kind, all namespaces, one page at a time, so that a caller can
-    digest a page and let it go before the next one arrives. All pages are one snapshot:
-    they carry the same resourceVersion.
-
-    A continue token that expired mid-list (410) is raised to the caller, which lists
-    again from the start, as the reflector does.
-    """
-    token = ""
-    while True:
-        query: list[tuple[str, str]] = [("limit", str(page_size))]
-        if field_selector:
-            query.append(("fieldSelector", field_selector))
-        if label_selector:
-            query.append(("labelSelector", label_selector))
-        if token:
-            query.append(("continue", token))
-        page = await get_json(api_client, resource.path(), query, timeout)
-        meta = page.get("metadata") or {}
-        items = [item for item in page.get("items") or () if isinstance(item, dict)]
-        del page
-        yield ListResult(items, str(meta.get("resourceVersion") or ""))
-        token = str(meta.get("continue") or "")
-        if not token:
-            return
-
-
-async def list_objects(
-    api_client: k8s.ApiClient,
-    resource: Resource,
-    *,
-    field_selector: str = "",
-    label_selector: str = "",
-    page_size: int = DEFAULT_PAGE_SIZE,
-    timeout: float = 60.0,
-) -> ListResult:
-    """Every object of the kind, all namespaces, in one list (see ``list_pages``)."""
-    items: list[dict[str, Any]] = []
-    resource_version = ""
-    async for page in list_pages(
-        api_client,
-        resource,
-        field_selector=field_selector,
-        label_selector=label_selector,
-        page_size=page_size,
-        timeout=timeout,
-    ):
-        items.extend(page.items)
-        resource_version = page.resource_version or resource_version
-    return ListResult(items, resource_version)
+__all__ = [
+    "DEFAULT_PAGE_SIZE",
+    "ApiStatusError",
+    "ListResult",
+    "Resource",
+    "get_json",
+    "list_objects",
+    "list_pages",
+    "raise_for_status",
+    "request_json",
+]

@@ -32,6 +32,8 @@ from kubernetes_asyncio import client as k8s
 from multisched.cache import PodInfo
 from multisched.cache.volumes import PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM
 from multisched.framework import ApiUnavailable, BindingConflict, NotLeading
+from multisched.transport import ApiError as ApiError  # noqa: PLC0414 - the writers import it here
+from multisched.transport.internals import request_options, session_of, wrap_connect
 
 from .options import COMPONENT
 from .recorder import Reachability, Recorder
@@ -42,15 +44,6 @@ logger = logging.getLogger(__name__)
 EVENT_MESSAGE_LIMIT = 1024
 MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
-
-
-class ApiError(Exception):
-    """A non-2xx answer; ``message`` is the API's Status message when there is one."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(f"{message} ({status})" if message else f"HTTP {status}")
-        self.status = status
-        self.message = message
 
 
 class NotLeader(NotLeading):
@@ -96,12 +89,6 @@ class _WireGuardedConnect:
             conn.release()  # back to the pool, unused
             raise NotLeader("not the leader any more; request not sent")
         return conn
-
-
-def _guard_the_wire(session: aiohttp.ClientSession) -> None:
-    connector: Any = session.connector
-    if connector is not None and not isinstance(connector.connect, _WireGuardedConnect):
-        connector.connect = _WireGuardedConnect(connector.connect)
 
 
 def _transport_error(exc: BaseException) -> ApiUnreachable:
@@ -156,19 +143,9 @@ class Api:
         self.api_client = api_client
         self.reachability = reachability or Reachability()
         self._timeout = aiohttp.ClientTimeout(total=timeout)
-        rest = api_client.rest_client
-        self._session: aiohttp.ClientSession = rest.pool_manager
-        # What RESTClientObject.request adds to every request, when configured.
-        self._extra: dict[str, Any] = {
-            key: value
-            for key, value in (
-                ("proxy", rest.proxy),
-                ("proxy_headers", rest.proxy_headers),
-                ("server_hostname", rest.server_hostname),
-            )
-            if value
-        }
-        _guard_the_wire(self._session)
+        self._session = session_of(api_client)
+        self._extra = request_options(api_client)
+        wrap_connect(self._session, _WireGuardedConnect)
 
     async def request(
         self,
@@ -228,7 +205,7 @@ class Api:
             raise ApiUnreachable(f"{message or reason} ({status})", maybe_sent=False)
         self.reachability.answered()
         if not 200 <= status < 300:
-            raise ApiError(status, str(message or reason or ""))
+            raise ApiError(status, str(message or ""), str(reason or ""))
         return data_out if isinstance(data_out, dict) else {}
 
 

@@ -20,8 +20,9 @@ from typing import Any
 from urllib.parse import quote
 
 from multisched.cache import ELASTIC_QUOTA, POD_GROUP, POD_GROUP_LABEL, GroupStore, Resource
+from multisched.transport import ApiError
 
-from .client import MERGE_PATCH, Api, ApiError, NotLeader
+from .client import MERGE_PATCH, Api, NotLeader
 
 logger = logging.getLogger(__name__)
 

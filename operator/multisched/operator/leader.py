@@ -25,7 +25,9 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-from .client import Api, ApiError, now_micro_time
+from multisched.transport import ApiError
+
+from .client import Api, now_micro_time
 from .options import LeaderElection
 
 logger = logging.getLogger(__name__)

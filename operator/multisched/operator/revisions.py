@@ -21,7 +21,9 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .client import MERGE_PATCH, Api, ApiError
+from multisched.transport import ApiError
+
+from .client import MERGE_PATCH, Api
 
 logger = logging.getLogger(__name__)
 

@@ -18,7 +18,6 @@ import functools
 import json
 import logging
 import signal
-import urllib.request
 from collections.abc import Callable
 from typing import Any
 
@@ -29,9 +28,10 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from multisched.cache.comparer import CacheDiff
 from multisched.config.resolved import ResolvedConfig
 from multisched.framework import Registry
-from multisched.informer import list_objects
-from multisched.informer.kubeconfig import load_configuration
 from multisched.scheduler import Scheduler, default_registry
+from multisched.transport import list_objects
+from multisched.transport.internals import skip_env_lookups
+from multisched.transport.kubeconfig import load_configuration
 
 from . import debug
 from .client import Api, KubeClient
@@ -50,15 +50,6 @@ from .secure import CachingReviewer, KubeReviewer, Reviewer, SecureServer, servi
 logger = logging.getLogger(__name__)
 
 USER_AGENT = "multisched"
-
-
-def _skip_env_lookups(api_client: k8s.ApiClient) -> None:
-    """kubernetes_asyncio opens its session with ``trust_env=True``: aiohttp then reads
-    ~/.netrc and the proxy variables in a worker thread before *every* request, two thread
-    hops per binding. With no proxy in the environment there is nothing to find."""
-    session: Any = getattr(api_client.rest_client, "pool_manager", None)
-    if not urllib.request.getproxies() and hasattr(session, "_trust_env"):
-        session._trust_env = False
 
 
 class Runtime:
@@ -133,7 +124,7 @@ class Runtime:
         configuration = await load_configuration(options.kubeconfig)
         api_client = k8s.ApiClient(configuration)
         api_client.user_agent = USER_AGENT
-        _skip_env_lookups(api_client)
+        skip_env_lookups(api_client)
         api = Api(api_client)
         return cls(options, api, configuration=configuration)
 

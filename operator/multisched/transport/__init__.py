@@ -1,0 +1,19 @@
+"""How multisched talks to the API server, besides kopf (its lifecycle, the SchedulerProfile
+and unscheduled-pod handlers): where the server is and who we are (``kubeconfig``), one
+error type (``errors``), JSON requests and paginated lists (``requests``), and the only
+reaches past kubernetes_asyncio's public API (``internals``). The informers, the live
+commands, the binding client and leader election all stand on this room.
+"""
+
+from .errors import ApiError
+from .requests import ListResult, Resource, list_objects, list_pages, raise_for_status, request_json
+
+__all__ = [
+    "ApiError",
+    "ListResult",
+    "Resource",
+    "list_objects",
+    "list_pages",
+    "raise_for_status",
+    "request_json",
+]
