@@ -148,3 +148,31 @@ async def test_explain_says_what_a_gang_waits_for_and_what_a_quota_holds() -> No
     (placement,) = found.result.placements
     assert placement.status == "Scheduled"
     assert "quota team-a/team-a: cpu 500m used (min 1, max 3)" in placement.message
+
+
+def test_a_member_already_bound_counts_toward_its_gang(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """As scheduler-plugins counts every pod of the group: one runs already, two pend."""
+
+    def one_bound(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        worker = next(d for d in docs if d["metadata"]["name"] == "worker-0")
+        worker["spec"]["nodeName"] = "n1"
+        return docs
+
+    pods = placements(capsys, write(tmp_path, documents(one_bound)))
+    assert pods["team-a/worker-0"]["status"] == "Bound"
+    assert {pods[f"team-a/worker-{i}"]["status"] for i in (1, 2)} == {"Scheduled"}
+
+
+def test_a_gated_pod_is_reported_gated(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    def gated(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        extra = next(d for d in docs if d["metadata"]["name"] == "extra")
+        extra["spec"]["schedulingGates"] = [{"name": "example.com/later"}]
+        return docs
+
+    extra = placements(capsys, write(tmp_path, documents(gated)))["team-a/extra"]
+    assert (extra["status"], extra["message"]) == (
+        "Gated",
+        "waiting for scheduling gate(s): example.com/later",
+    )

@@ -8,13 +8,10 @@ import pytest
 
 from multisched.config import ResolvedConfig
 from multisched.framework import Framework
-from multisched.operator.profiles import (
-    CONDITION_MESSAGE_LIMIT,
-    ProfileBook,
-    condition_message,
-    too_deep,
-)
+from multisched.operator.client import now_time
+from multisched.operator.profiles import ProfileBook, condition_message, too_deep
 from multisched.scheduler import Scheduler, default_registry
+from multisched.validation.limits import CONDITION_MESSAGE_LIMIT
 
 
 def obj(
@@ -166,7 +163,7 @@ def test_global_settings_come_from_the_oldest_applied_object(book: ProfileBook) 
 def test_desired_status_is_written_once(book: ProfileBook) -> None:
     book.observe(obj("a", names("s1")))
     book.combine()
-    status = book.desired_status("a")
+    status = book.desired_status("a", now_time)
     assert status is not None
     assert status["observedGeneration"] == 1
     assert status["profiles"][0]["schedulerName"] == "s1"
@@ -180,7 +177,7 @@ def test_desired_status_is_written_once(book: ProfileBook) -> None:
     }
     # Once the API shows it, nothing more to write.
     book.observe(obj("a", names("s1"), status=status))
-    assert book.desired_status("a") is None
+    assert book.desired_status("a", now_time) is None
 
 
 def test_transition_time_changes_only_with_the_status(book: ProfileBook) -> None:
@@ -199,12 +196,12 @@ def test_transition_time_changes_only_with_the_status(book: ProfileBook) -> None
     }
     book.observe(obj("a", BAD, generation=2, status=shown))
     book.combine()
-    status = book.desired_status("a")
+    status = book.desired_status("a", now_time)
     assert status is not None
     assert status["conditions"][0]["lastTransitionTime"] == "2020-01-01T00:00:00Z"
     book.observe(obj("a", names("x"), generation=3, status=shown))
     book.combine()
-    status = book.desired_status("a")
+    status = book.desired_status("a", now_time)
     assert status is not None
     assert status["conditions"][0]["status"] == "True"
     assert status["conditions"][0]["lastTransitionTime"] != "2020-01-01T00:00:00Z"
@@ -234,7 +231,7 @@ def test_a_poison_object_is_invalid_and_the_others_keep_running(
     assert verdict.message == (
         "profiles[0].pluginConfig[0].args.a.a.a.…: nested more than 64 levels deep"
     )
-    status = book.desired_status("poison")
+    status = book.desired_status("poison", now_time)
     assert status is not None and status["conditions"][0]["status"] == "False"
 
 
@@ -273,7 +270,7 @@ def test_a_condition_message_fits_the_api_limit(book: ProfileBook) -> None:
     book.observe(obj("a", spec))
     full = book.combine().verdicts["a"].message
     assert len(full.encode()) > CONDITION_MESSAGE_LIMIT
-    status = book.desired_status("a")
+    status = book.desired_status("a", now_time)
     assert status is not None
     message = status["conditions"][0]["message"]
     assert len(message.encode()) <= CONDITION_MESSAGE_LIMIT
@@ -302,5 +299,5 @@ def test_a_reserved_name_is_never_served_and_the_object_is_left_out_whole() -> N
         'schedulerName "volcano" is reserved for another scheduler (--reserved-scheduler-names): '
         "multisched does not serve it"
     )
-    status = book.desired_status("greedy")
+    status = book.desired_status("greedy", now_time)
     assert status is not None and status["conditions"][0]["status"] == "False"

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from multisched.operator.client import ApiError
+from multisched.operator.client import ApiError, now_time
 from multisched.operator.profiles import ProfileBook
 from multisched.operator.revisions import (
     CHANGE_CAUSE,
@@ -131,7 +131,7 @@ def test_only_a_spec_in_force_awaits_a_revision(book: ProfileBook) -> None:
     book.observe(profile("a", 2, "s1", plugin="NoSuchPlugin"))  # refused: last good stays
     book.combine()
     assert book.unrecorded() == []
-    assert book.desired_status("a")["revision"] == 1  # type: ignore[index]
+    assert book.desired_status("a", now_time)["revision"] == 1  # type: ignore[index]
     # A valid spec that loses its schedulerName to an older object is not in force either.
     book.observe(profile("b", 1, "s1"))
     book.combine()

@@ -3,7 +3,7 @@
 import pytest
 
 from multisched.validation import YAMLInputError, decode, load_all
-from multisched.validation.yamlsafe import MAX_ALIASED, MAX_DEPTH
+from multisched.validation.limits import YAML_MAX_ALIASED, YAML_MAX_DEPTH
 
 
 def _bomb(levels: int = 9, fan: int = 10) -> str:
@@ -14,7 +14,7 @@ def _bomb(levels: int = 9, fan: int = 10) -> str:
 
 
 def test_anchor_bomb_is_refused_before_expanding() -> None:
-    with pytest.raises(YAMLInputError, match=f"aliases expand to more than {MAX_ALIASED:,}"):
+    with pytest.raises(YAMLInputError, match=f"aliases expand to more than {YAML_MAX_ALIASED:,}"):
         load_all(_bomb())
 
 
@@ -28,12 +28,12 @@ def test_a_few_aliases_are_fine() -> None:
     ["a: " + "[" * 1000 + "]" * 1000, "".join("  " * i + f"k{i}:\n" for i in range(1000)) + "v"],
 )
 def test_deep_nesting_is_refused_without_recursion_error(text: str) -> None:
-    with pytest.raises(YAMLInputError, match=f"nested more than {MAX_DEPTH} levels deep"):
+    with pytest.raises(YAMLInputError, match=f"nested more than {YAML_MAX_DEPTH} levels deep"):
         load_all(text)
 
 
 def test_nesting_within_bound_loads() -> None:
-    depth = MAX_DEPTH - 1
+    depth = YAML_MAX_DEPTH - 1
     assert load_all("[" * depth + "]" * depth)
 
 
@@ -128,7 +128,7 @@ def test_anchors_tags_merges_and_control_characters_take_the_bounded_reader(text
     assert _outcome(load_all, text) == _outcome(yamlsafe._bounded_load, text)
 
 
-@pytest.mark.parametrize("depth", range(MAX_DEPTH - 3, MAX_DEPTH + 4))
+@pytest.mark.parametrize("depth", range(YAML_MAX_DEPTH - 3, YAML_MAX_DEPTH + 4))
 @pytest.mark.parametrize("style", ["compact", "indented", "flow"])
 def test_depth_bound_is_the_same_on_both_paths(depth: int, style: str) -> None:
     if style == "compact":
@@ -139,7 +139,7 @@ def test_depth_bound_is_the_same_on_both_paths(depth: int, style: str) -> None:
         text = "[" * (depth - 1) + "x" + "]" * (depth - 1) + "\n"
     slow = _outcome(yamlsafe._bounded_load, text)
     assert _outcome(load_all, text) == slow
-    if depth > MAX_DEPTH:
+    if depth > YAML_MAX_DEPTH:
         assert isinstance(slow, tuple) and "nested more than" in slow[1]
         assert yamlsafe._fast_load(text) is None
     else:
@@ -177,7 +177,7 @@ def test_deep_text_past_the_c_bound_never_reaches_libyaml(monkeypatch: pytest.Mo
 
 
 def test_node_bound_is_the_same_on_both_paths(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(yamlsafe, "MAX_NODES", 50)
+    monkeypatch.setattr(yamlsafe, "YAML_MAX_NODES", 50)
     text = "items:\n" + "".join(f"- {i}\n" for i in range(60))
     assert yamlsafe._fast_load(text) is None
     with pytest.raises(YAMLInputError, match="expands to more than 50 values"):

@@ -26,7 +26,9 @@ API_VERSION = f"{API_GROUP}/v1alpha1"
 Obj = Mapping[str, Any]
 
 
-def object_key(raw: Obj) -> str:
+def _group_key(raw: Obj) -> str:
+    """``namespace/name`` of a PodGroup or ElasticQuota (both namespaced: "default" when
+    unset)."""
     meta = raw.get("metadata") or {}
     return f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}"
 
@@ -46,13 +48,13 @@ class GroupStore:
     # -- objects --------------------------------------------------------------------------
 
     def upsert(self, kind: str, raw: Obj) -> None:
-        self._objects[kind][object_key(raw)] = raw
+        self._objects[kind][_group_key(raw)] = raw
 
     def delete(self, kind: str, raw: Obj) -> None:
-        self._objects[kind].pop(object_key(raw), None)
+        self._objects[kind].pop(_group_key(raw), None)
 
     def has(self, kind: str, raw: Obj) -> bool:
-        return object_key(raw) in self._objects[kind]
+        return _group_key(raw) in self._objects[kind]
 
     def get(self, kind: str, namespace: str, name: str) -> Obj | None:
         return self._objects[kind].get(f"{namespace}/{name}")
@@ -76,7 +78,7 @@ class GroupStore:
         found = [
             q for k, q in self._objects[ELASTIC_QUOTA].items() if k.startswith(f"{namespace}/")
         ]
-        return min(found, key=object_key) if found else None
+        return min(found, key=_group_key) if found else None
 
     # -- member pods ----------------------------------------------------------------------
 

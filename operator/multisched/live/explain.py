@@ -16,6 +16,7 @@ from multisched.cache.volumes import object_key
 from multisched.config import ResolvedConfig
 from multisched.framework import Registry, WaitingPod
 from multisched.scheduler import Outcome, Scheduler
+from multisched.scheduler.feed import EngineFeed
 from multisched.scheduler.introspect import gang_line, quota_line
 from multisched.scheduler.sim_volumes import SimVolumeController
 from multisched.scheduler.simulate import (
@@ -100,31 +101,7 @@ async def explain(
     scheduler = Scheduler(config, registry, client=client, rng=random.Random(seed))
     client.scheduler = scheduler
     scheduler.explain = True
-    cache = scheduler.cache
-    cluster.load_into(cache)
-    nominator = scheduler.queue.nominator
-    for label, raw in cluster.pods:
-        if raw is target_raw:
-            continue
-        spec = raw.get("spec") or {}
-        nominated = (raw.get("status") or {}).get("nominatedNodeName")
-        pod = _parse(cluster, label, raw)
-        cache.groups.track_pod(pod)  # a gang's pending members count (Coscheduling)
-        if not spec.get("nodeName") and not nominated:
-            continue  # a pending pod takes no room until it is nominated or bound
-        if pod.node_name:
-            cache.add_pod(pod)
-        elif scheduler.responsible_for(pod) and not pod.terminating:
-            nominator.add_nominated_pod(pod, pod.nominated_node_name)
-
-    target = _parse(cluster, target_label, target_raw)
-    cache.groups.track_pod(target)
-    current = target.node_name
-    if current:
-        # Where would it go now: as if it were pending, its own requests not counted.
-        unbound = dict(target_raw)
-        unbound["spec"] = {**(target_raw.get("spec") or {}), "nodeName": ""}
-        target = _parse(cluster, target_label, unbound)
+    target, current = _load(cluster, scheduler, target_label, target_raw)
 
     last: dict[str, Outcome] = {}
     scheduler.on_outcome = lambda o: last.__setitem__(o.pod.uid, o)
@@ -138,7 +115,7 @@ async def explain(
         placement = Placement(target, "Pending", message="the pod is being deleted")
         result.placements.append(placement)
         return Explanation(result, current, evaluated_all)
-    scheduler.queue.add(target)
+    scheduler.on_pod(target)
     qpi = scheduler.queue.pop_nowait()
     if qpi is None:
         gates = ", ".join(target.scheduling_gates) or "PreEnqueue"
@@ -169,7 +146,7 @@ async def explain(
     placement.nominated_node = outcome.nominated_node
     placement.outcome = outcome
     if placement.status == "Scheduled" and target.volumes:
-        placement.volumes = volume_report(target, cache, client.volumes)
+        placement.volumes = volume_report(target, scheduler.cache, client.volumes)
     if outcome.schedule is not None:
         evaluated_all = outcome.schedule.evaluated_nodes >= len(cluster.nodes)
     notes = [
@@ -180,6 +157,37 @@ async def explain(
     result.placements.append(placement)
     result.preempted = dict(client.preempted)
     return Explanation(result, current, evaluated_all)
+
+
+def _load(
+    cluster: ClusterInput, engine: EngineFeed, target_label: str, target_raw: dict[str, Any]
+) -> tuple[PodInfo, str]:
+    """The cluster into ``engine`` as the operator's caches hold it, all but the pod
+    explained; returns that pod as if it were pending, and the node it is bound to ("")."""
+    cluster.load_into(engine)
+    for label, raw in cluster.pods:
+        if raw is target_raw:
+            continue
+        spec = raw.get("spec") or {}
+        nominated = (raw.get("status") or {}).get("nominatedNodeName")
+        pod = _parse(cluster, label, raw)
+        engine.track_group_member(pod)  # a gang's pending members count (Coscheduling)
+        if not spec.get("nodeName") and not nominated:
+            continue  # a pending pod takes no room until it is nominated or bound
+        if pod.node_name:
+            engine.on_pod(pod)
+        elif engine.serves(pod.scheduler_name) and not pod.terminating:
+            engine.on_nominated_pod(pod)
+
+    target = _parse(cluster, target_label, target_raw)
+    engine.track_group_member(target)
+    current = target.node_name
+    if current:
+        # Where would it go now: as if it were pending, its own requests not counted.
+        unbound = dict(target_raw)
+        unbound["spec"] = {**(target_raw.get("spec") or {}), "nodeName": ""}
+        target = _parse(cluster, target_label, unbound)
+    return target, current
 
 
 def _held(scheduler: Scheduler, target: PodInfo, held: list[tuple[Any, WaitingPod]]) -> Placement:

@@ -9,7 +9,8 @@ raise ``RecursionError`` - in the watcher, that stops the whole operator, at eve
 So: the process allows recursion deep enough to *decode* anything the API server stores;
 kopf keeps no diff-base (we have no change handlers, so it never needs one); and the
 profile book measures depth without recursion and refuses a too-deep spec on its status
-(``profiles.too_deep``) before anything recursive touches it.
+(``profiles.too_deep``) before anything recursive touches it. The bounds themselves, and
+why each is what it is, are in ``validation/limits.py``.
 """
 
 from __future__ import annotations
@@ -20,10 +21,7 @@ from typing import Any
 
 import kopf
 
-#: kube-apiserver refuses JSON nested deeper than this ("exceeded max depth").
-API_MAX_DEPTH = 10_000
-#: Python frames for decoding API_MAX_DEPTH levels, with room for the stack beneath.
-RECURSION_LIMIT = 3 * API_MAX_DEPTH
+from multisched.validation.limits import RECURSION_LIMIT
 
 
 def allow_api_depth() -> None:

@@ -20,8 +20,8 @@ from multisched.framework import NotLeading
 from multisched.informer import ApiStatusError, Resource, list_objects
 from multisched.scheduler import Scheduler
 
-from .client import ApiError, KubeClient
-from .cluster_input import ClusterInput, object_key
+from .client import ApiError, KubeClient, now_time
+from .event_handlers import ClusterEventHandlers, object_identity
 from .options import COMPONENT
 from .profiles import GROUP, PLURAL, VERSION, ProfileBook
 from .revisions import RevisionKeeper
@@ -38,7 +38,7 @@ class ProfileSync:
         scheduler: Scheduler,
         client: KubeClient,
         api_client: k8s.ApiClient,
-        cluster: ClusterInput,
+        cluster: ClusterEventHandlers,
         may_write: Callable[[], bool],
         revisions: RevisionKeeper | None = None,
     ) -> None:
@@ -59,7 +59,7 @@ class ProfileSync:
             await asyncio.gather(self._resync, return_exceptions=True)
 
     async def on_profile(self, body: Mapping[str, Any], deleted: bool = False) -> None:
-        name = object_key(body)[1]
+        name = object_identity(body)[1]
         changed = self.book.forget(body) if deleted else self.book.observe(body)
         if not changed:
             await self.sync_statuses((name,))
@@ -129,7 +129,7 @@ class ProfileSync:
         if not self.may_write():
             return
         for name in list(names):
-            desired = self.book.desired_status(name)
+            desired = self.book.desired_status(name, now_time)
             if desired is None:
                 continue
             try:

@@ -7,7 +7,8 @@ that claims it, and a newer object claiming a taken name is left out as a whole,
 object is always applied or not as a unit. Global settings (percentageOfNodesToScore,
 backoffs) come from the oldest applied object; leader election is the process's (flags).
 
-No I/O here: the runtime feeds objects in and writes the statuses out.
+No I/O here: the runtime feeds objects in and writes the statuses out (the clock that
+stamps a condition's transition comes in with the request for a status).
 """
 
 from __future__ import annotations
@@ -25,8 +26,7 @@ from multisched.config import (
     resolve,
 )
 from multisched.framework import Framework
-
-from .client import now_time
+from multisched.validation.limits import CONDITION_MESSAGE_LIMIT, MAX_SPEC_DEPTH
 
 GROUP = "multisched.dev"
 VERSION = "v1alpha1"
@@ -39,13 +39,6 @@ REASON_INVALID = "InvalidConfiguration"
 REASON_NAME_CONFLICT = "SchedulerNameConflict"
 REASON_QUEUE_SORT_CONFLICT = "QueueSortConflict"
 REASON_RESERVED_NAME = "ReservedSchedulerName"
-
-#: ``metav1.Condition`` message limit (the CRD's maxLength): a longer status is refused.
-CONDITION_MESSAGE_LIMIT = 32768
-
-#: Deepest nesting read from a spec. Built-in args need about 12 levels; anything far
-#: deeper is refused on the status before recursive code (pydantic, copies) sees it.
-MAX_SPEC_DEPTH = 64
 
 Builder = Callable[[ResolvedConfig], dict[str, Framework]]
 
@@ -294,8 +287,9 @@ class ProfileBook:
 
     # -- output ---------------------------------------------------------------------------
 
-    def desired_status(self, name: str) -> dict[str, Any] | None:
-        """The status the object should show; None when it is already shown."""
+    def desired_status(self, name: str, now: Callable[[], str]) -> dict[str, Any] | None:
+        """The status the object should show; None when it is already shown. ``now``: the
+        current ``metav1.Time``, for a Ready condition that changes status."""
         obj = self.objects.get(name)
         verdict = self.combined.verdicts.get(name)
         if obj is None or verdict is None:
@@ -317,7 +311,7 @@ class ProfileBook:
                 if old is not None and old.get("status") == status
                 else None
             )
-            or now_time(),
+            or now(),
         }
         desired: dict[str, Any] = {
             "observedGeneration": obj.generation,

@@ -1,7 +1,7 @@
 """One running operator: the scheduler, its inputs, and its outputs, wired together.
 
-- ``cluster`` (cluster_input.py): pending pods from kopf, and what the intake's informers
-  (intake.py) bring: nodes, assigned pods, namespaces and PDBs.
+- ``cluster`` (event_handlers.py): pending pods from kopf, and what the intake's informers
+  (intake.py) bring: nodes, assigned pods, namespaces and PDBs, into the scheduler.
 - ``profile_sync`` (profile_sync.py): SchedulerProfiles from kopf into the live config.
 - here: the lifecycle, leader election, the scheduling loop and housekeeping.
 
@@ -35,7 +35,7 @@ from multisched.transport.kubeconfig import load_configuration
 
 from . import debug
 from .client import Api, KubeClient
-from .cluster_input import ClusterInput
+from .event_handlers import ClusterEventHandlers
 from .group_status import GroupStatusController
 from .health import HealthServer
 from .intake import ASSIGNED_PODS, NODES, PODS, Intake
@@ -82,7 +82,7 @@ class Runtime:
             observer=self.metrics,
         )
         self.metrics.track_pending(self.scheduler.queue.pending_counts)
-        self.cluster = ClusterInput(self.scheduler, self.client, self.may_write)
+        self.cluster = ClusterEventHandlers(self.scheduler, self.client, self.may_write)
         self.group_status: GroupStatusController | None = None
         if options.group_status:
             self.group_status = GroupStatusController(

@@ -16,7 +16,7 @@ import asyncio
 import logging
 import random
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 from multisched.cache import Cache, PodInfo
@@ -231,9 +231,15 @@ class Scheduler:
         return pod.scheduler_name in self.profiles
 
     # -- cluster events -------------------------------------------------------------------
+    # What the cluster tells the engine: ``feed.EngineFeed``, the only way in for the
+    # operator, simulate and explain.
 
     def _activate(self, pods: Iterable[PodInfo]) -> None:
         self.queue.activate(p.uid for p in pods)
+
+    def serves(self, scheduler_name: str) -> bool:
+        """Whether a profile has this schedulerName (a pod of another name is not ours)."""
+        return scheduler_name in self.profiles
 
     def on_pod(self, pod: PodInfo) -> None:
         """A pod was added or changed (watch event or simulate input)."""
@@ -252,6 +258,30 @@ class Scheduler:
         if self.cache.is_assumed(pod.uid):
             return  # being bound right now; the bound update will follow
         self.queue.add(pod)
+
+    def on_pod_status(self, pod: PodInfo) -> None:
+        """Only the status (or bookkeeping metadata) of a pending pod changed: a queued pod
+        keeps its place and is read from this object from now on."""
+        queued = self.queue.info(pod.uid)
+        if queued is not None:
+            queued.pod = pod
+
+    def on_unreadable_pod(self, uid: str) -> None:
+        """The pod's latest version could not be read: it leaves the queue."""
+        self.queue.delete(uid)
+
+    def on_nominated_pod(self, pod: PodInfo) -> None:
+        """A pending pod that is not queued holds the node its status nominates, for the
+        filters of pods of lower priority (explain: the other pods' nominations)."""
+        self.queue.nominator.add_nominated_pod(pod, pod.nominated_node_name)
+
+    def track_group_member(self, pod: PodInfo) -> None:
+        """Count the pod in its PodGroup (``on_pod`` does so too), pending or bound."""
+        self.cache.groups.track_pod(pod)
+
+    def untrack_group_member(self, uid: str) -> None:
+        """The pod no longer counts in its PodGroup (deleted or finished while pending)."""
+        self.cache.groups.untrack_pod(uid)
 
     def forget_pending(self, uid: str) -> None:
         """The pod is no longer waiting for a scheduler (bound, finished, deleted or not
@@ -300,6 +330,20 @@ class Scheduler:
     def on_node_deleted(self, name: str) -> None:
         self.cache.remove_node(name)
         self.queue.move_all_to_active_or_backoff(NODE_DELETE)
+
+    def on_namespace(self, name: str, labels: Mapping[str, str]) -> None:
+        """A namespace was added or changed: its labels (namespace selectors read them)."""
+        self.cache.set_namespace(name, labels)
+
+    def on_namespace_deleted(self, name: str) -> None:
+        self.cache.set_namespace(name, None)
+
+    def on_pdb(self, key: str, raw: Mapping[str, Any]) -> None:
+        """A PodDisruptionBudget (``key``: ``namespace/name``) was added or changed."""
+        self.cache.set_pdb(key, raw)
+
+    def on_pdb_deleted(self, key: str) -> None:
+        self.cache.set_pdb(key, None)
 
     def on_storage_object(self, kind: str, raw: dict[str, Any]) -> None:
         """A PV, claim, StorageClass or CSI object was added or changed: pods a volume

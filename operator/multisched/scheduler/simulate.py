@@ -29,6 +29,7 @@ from multisched.validation import (
 )
 from multisched.validation.core import SYSTEM_PRIORITY_CLASSES
 
+from .feed import EngineFeed
 from .scheduler import Outcome, Scheduler
 from .sim_volumes import ANN_SELECTED_NODE, SimVolumeController
 
@@ -253,19 +254,20 @@ class ClusterInput:
             return self.priority_classes[class_name]
         return self.default_priority
 
-    def load_into(self, cache: Cache) -> None:
-        """Namespaces, PDBs and nodes into ``cache``; a node it cannot read is bad input."""
+    def load_into(self, engine: EngineFeed) -> None:
+        """Namespaces, PDBs, storage and group objects and nodes into ``engine`` (before any
+        pod: nothing is queued yet); a node it cannot read is bad input."""
         for ns, labels in self.namespaces.items():
-            cache.set_namespace(ns, labels)
+            engine.on_namespace(ns, labels)
         for key, pdb in self.pdbs.items():
-            cache.set_pdb(key, pdb)
+            engine.on_pdb(key, pdb)
         for kind, obj in self.storage:
-            cache.volumes.upsert(kind, obj)
+            engine.on_storage_object(kind, obj)
         for kind, obj in self.groups:
-            cache.groups.upsert(kind, obj)
+            engine.on_group_object(kind, obj)
         for raw in self.nodes:
             try:
-                cache.add_node(raw)
+                engine.on_node(raw)
             except NodeError as exc:
                 raise InputError([str(exc)]) from exc
 
@@ -304,20 +306,7 @@ async def simulate(
     )
     ref.append(scheduler)
     scheduler.explain = explain
-    cluster.load_into(cache)
-    pending: list[PodInfo] = []
-    every: list[PodInfo] = []
-    for label, raw in cluster.pods:
-        admitted, priority = cluster.admit(label, raw)
-        try:
-            pod = PodInfo.parse(admitted, priority=priority)
-        except PodError as exc:
-            raise InputError([f"{label}: {exc}"]) from exc
-        every.append(pod)
-        if pod.node_name:
-            cache.add_pod(pod)
-        else:
-            pending.append(pod)
+    every, pending = _load(cluster, scheduler)
 
     last: dict[str, Outcome] = {}
     scheduler.on_outcome = lambda o: last.__setitem__(o.pod.uid, o)
@@ -351,6 +340,9 @@ async def simulate(
             placement = Placement(pod, "Preempted", message=client.preempted[pod.key])
         elif pod.node_name:
             placement = Placement(pod, "Bound", pod.node_name, "bound by spec.nodeName")
+        elif outcome is None and scheduler.responsible_for(pod) and pod.scheduling_gates:
+            gates = ", ".join(pod.scheduling_gates)
+            placement = Placement(pod, "Gated", message=f"waiting for scheduling gate(s): {gates}")
         elif outcome is None:
             placement = Placement(
                 pod,
@@ -372,6 +364,26 @@ async def simulate(
             placement.volumes = volume_report(pod, cache, client.volumes)
         result.placements.append(placement)
     return result
+
+
+def _load(cluster: ClusterInput, engine: EngineFeed) -> tuple[list[PodInfo], list[PodInfo]]:
+    """The cluster and its bound pods into ``engine``; returns every pod and the pending
+    ones (queued by the caller once it listens to the outcomes)."""
+    cluster.load_into(engine)
+    pending: list[PodInfo] = []
+    every: list[PodInfo] = []
+    for label, raw in cluster.pods:
+        admitted, priority = cluster.admit(label, raw)
+        try:
+            pod = PodInfo.parse(admitted, priority=priority)
+        except PodError as exc:
+            raise InputError([f"{label}: {exc}"]) from exc
+        every.append(pod)
+        if pod.node_name:
+            engine.on_pod(pod)  # a bound member counts toward its PodGroup, as upstream's
+        else:
+            pending.append(pod)
+    return every, pending
 
 
 def volume_report(

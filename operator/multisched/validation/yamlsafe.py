@@ -3,12 +3,14 @@
 PyYAML's composer recurses per nesting level and its constructor shares aliased nodes, so
 a deep file raises RecursionError and an anchor bomb (``a: &a [*b, *b, ...]``) turns into a
 structure that every later walk expands. Both are refused while composing, by counting each
-node's size as if aliases were expanded. Timestamps stay strings, as sigs.k8s.io/yaml reads
-them into JSON.
+node's size as if aliases were expanded (the bounds, and why: limits.py). Timestamps stay
+strings, as sigs.k8s.io/yaml reads them into JSON.
 
 Most files take a fast path through libyaml (``_fast_load``) when a cheap scan of the text
 proves it holds nothing the bounds exist for; whatever libyaml refuses, and anything the scan
 cannot vouch for, goes through the bounded reader above, so both refuse alike, in the same words.
+The fast path reads ``make bench``'s simulate file (1,000 nodes, 2,000 pods) over ten times
+faster than the bounded reader, which would double the command's time.
 """
 
 from __future__ import annotations
@@ -22,12 +24,7 @@ import yaml
 from yaml.events import AliasEvent
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-#: Deeper than any Kubernetes object (a pod spec is about 12 levels).
-MAX_DEPTH = 64
-#: Nodes per document with aliases expanded; a 5,000-node cluster file is far below.
-MAX_NODES = 2_000_000
-#: Nodes that aliases may add to a stream: generous for shared snippets, nothing like a bomb.
-MAX_ALIASED = 100_000
+from .limits import LIBYAML_MAX_DEPTH, YAML_MAX_ALIASED, YAML_MAX_DEPTH, YAML_MAX_NODES
 
 
 class YAMLInputError(ValueError):
@@ -43,10 +40,10 @@ class _Loader(yaml.SafeLoader):
     def compose_node(self, parent: Node | None, index: int) -> Node | None:
         self._depth += 1
         try:
-            if self._depth > MAX_DEPTH:
+            if self._depth > YAML_MAX_DEPTH:
                 mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
                 raise YAMLInputError(
-                    f"line {mark.line + 1}: nested more than {MAX_DEPTH} levels deep"
+                    f"line {mark.line + 1}: nested more than {YAML_MAX_DEPTH} levels deep"
                 )
             is_alias = self.check_event(AliasEvent)
             node = super().compose_node(parent, index)
@@ -57,10 +54,10 @@ class _Loader(yaml.SafeLoader):
         _count(node)
         if is_alias:
             self._aliased += getattr(node, "expanded_size", 1)
-            if self._aliased > MAX_ALIASED:
+            if self._aliased > YAML_MAX_ALIASED:
                 raise YAMLInputError(
                     f"line {node.start_mark.line + 1}: aliases expand to more than "
-                    f"{MAX_ALIASED:,} values; refusing it"
+                    f"{YAML_MAX_ALIASED:,} values; refusing it"
                 )
         return node
 
@@ -76,9 +73,9 @@ def _count(node: Node) -> None:
         size += sum(
             getattr(k, "expanded_size", 1) + getattr(v, "expanded_size", 1) for k, v in node.value
         )
-    if size > MAX_NODES:
+    if size > YAML_MAX_NODES:
         raise YAMLInputError(
-            f"line {node.start_mark.line + 1}: expands to more than {MAX_NODES:,} values "
+            f"line {node.start_mark.line + 1}: expands to more than {YAML_MAX_NODES:,} values "
             "(aliases expanded); refusing it"
         )
     node.expanded_size = size  # type: ignore[attr-defined]
@@ -171,7 +168,7 @@ def _bounded_load(text: str) -> list[Any]:
             first = f"line {mark.line + 1}, column {mark.column + 1}: {problem}"
         raise YAMLInputError(f"not valid YAML: {first}") from None
     except RecursionError:
-        raise YAMLInputError(f"nested more than {MAX_DEPTH} levels deep") from None
+        raise YAMLInputError(f"nested more than {YAML_MAX_DEPTH} levels deep") from None
     finally:
         if loader is not None:
             loader.dispose()
@@ -235,14 +232,12 @@ _LINE_START = r"(?:^|(?<=[\r\x85\u2028\u2029]))"
 _RUN = re.compile(_LINE_START + r"[ \t?:-]*", re.MULTILINE)
 #: A document marker at column 0 ends any scalar or collection in libyaml (or is an error).
 _DOC_MARKER = re.compile(r"^(?:---|\.\.\.)(?=[ \t\r\n\x85\u2028\u2029]|$)", re.MULTILINE)
-#: libyaml's composer recurses in C: the scan must prove the nesting is far below the stack.
-_C_DEPTH_LIMIT = 1_000
-#: A cheap sufficient test for ``nesting_bound(text) <= _C_DEPTH_LIMIT``: no run of 400
+#: A cheap sufficient test for ``nesting_bound(text) <= LIBYAML_MAX_DEPTH``: no run of 400
 #: spaces and indicators anywhere (so none leads a line: at most 2 * 400 block levels), and
 #: no more flow openers in the whole text than the rest of the limit (a document has no
 #: more than the whole text).
 _LONG_RUN = re.compile(r"[ \t?:-]{400}")
-_FLOW_ALLOWANCE = _C_DEPTH_LIMIT - 2 * 401 - 1
+_FLOW_ALLOWANCE = LIBYAML_MAX_DEPTH - 2 * 401 - 1
 
 
 def nesting_bound(text: str) -> int:
@@ -269,7 +264,7 @@ def _within_c_limit(text: str) -> bool:
         return False
     if _flow_bound(text) <= _FLOW_ALLOWANCE:
         return True  # the common case: one count over the whole text
-    return nesting_bound(text) <= _C_DEPTH_LIMIT
+    return nesting_bound(text) <= LIBYAML_MAX_DEPTH
 
 
 def _fast_load(text: str) -> tuple[list[Any], bool] | None:
@@ -292,7 +287,7 @@ def _fast_load(text: str) -> tuple[list[Any], bool] | None:
                 break
             build.size = 1
             docs.append(build.node(node, 1))
-            if build.size > MAX_NODES:
+            if build.size > YAML_MAX_NODES:
                 return None
     except (yaml.YAMLError, _NotPlain):
         return None
@@ -338,7 +333,7 @@ class _Builder:
         """The value of ``node`` at ``depth``; its children count toward ``size``."""
         if type(node) is ScalarNode:
             return self.scalar(node)
-        if node.value and depth >= MAX_DEPTH:
+        if node.value and depth >= YAML_MAX_DEPTH:
             raise _NotPlain
         if type(node) is MappingNode:
             self.size += 2 * len(node.value)
@@ -381,7 +376,7 @@ def json_documents(text: str) -> list[Any] | None:
         except orjson.JSONDecodeError:
             return None  # YAML flow style, say: let the YAML reader judge it
         if _too_deep(doc):
-            raise YAMLInputError(f"nested more than {MAX_DEPTH} levels deep")
+            raise YAMLInputError(f"nested more than {YAML_MAX_DEPTH} levels deep")
         docs.append(doc)
     return docs
 
@@ -396,7 +391,7 @@ def _too_deep(doc: Any) -> bool:
             children = value
         else:
             continue
-        if depth > MAX_DEPTH:
+        if depth > YAML_MAX_DEPTH:
             return True
         stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
     return False

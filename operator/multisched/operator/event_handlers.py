@@ -1,12 +1,15 @@
-"""What the cluster tells the scheduler about pods, nodes, namespaces and PDBs.
+"""The event handlers: what the cluster's watches bring, turned into calls of the engine.
 
-Two feeds, one meaning each:
+As upstream's ``eventhandlers.go``: each watch event of a pod, node, namespace, PDB,
+storage object, PodGroup or ElasticQuota becomes calls of ``EngineFeed``
+(scheduler/feed.py), the narrow interface ``simulate`` and ``explain`` feed the engine
+through too. Events come by two routes, one meaning each:
 
 - kopf brings *unscheduled* pods (``on_pod``, ``on_pending_pod_gone``): they are queued
   when their schedulerName is served, and kept raw otherwise, to be parsed only if a
   SchedulerProfile takes that name later.
 - The intake's informers bring assigned pods, nodes, namespaces, PDBs and the storage
-  objects the volume plugins read: what the cache counts. Bound pods are kept compact (the
+  objects the volume plugins read: what the engine counts. Bound pods are kept compact (the
   plugins' slots and the pod's identity).
 """
 
@@ -18,7 +21,7 @@ from typing import Any
 
 from multisched.cache import NodeError, PodError, PodInfo
 from multisched.informer.kinds import GROUPS, STORAGE
-from multisched.scheduler import Scheduler
+from multisched.scheduler.feed import EngineFeed
 
 from .client import KubeClient
 from .group_status import GroupStatusController
@@ -48,7 +51,7 @@ def scheduler_name(body: Mapping[str, Any]) -> str:
     return str((body.get("spec") or {}).get("schedulerName") or DEFAULT_SCHEDULER_NAME)
 
 
-def object_key(body: Mapping[str, Any]) -> tuple[str, str, str]:
+def object_identity(body: Mapping[str, Any]) -> tuple[str, str, str]:
     """namespace, name and uid (``ns/name`` where an object has no uid)."""
     meta = body.get("metadata") or {}
     namespace = str(meta.get("namespace") or "")
@@ -56,11 +59,13 @@ def object_key(body: Mapping[str, Any]) -> tuple[str, str, str]:
     return namespace, name, str(meta.get("uid") or f"{namespace or 'default'}/{name}")
 
 
-class ClusterInput:
+class ClusterEventHandlers:
+    """Watch events in, ``EngineFeed`` calls out; keeps the pending pods it has seen."""
+
     def __init__(
-        self, scheduler: Scheduler, client: KubeClient, may_write: Callable[[], bool]
+        self, engine: EngineFeed, client: KubeClient, may_write: Callable[[], bool]
     ) -> None:
-        self.scheduler = scheduler
+        self.engine = engine
         self.client = client
         self.may_write = may_write
         #: Unbound, live pods of served schedulerNames, by uid.
@@ -92,7 +97,7 @@ class ClusterInput:
 
     def _group_upsert(self, kind: str) -> Callable[[dict[str, Any]], None]:
         def upsert(body: dict[str, Any]) -> None:
-            self.scheduler.on_group_object(kind, _without_managed_fields(body))
+            self.engine.on_group_object(kind, _without_managed_fields(body))
             if self.group_status is not None:
                 self.group_status.object_changed(kind, body)
 
@@ -100,20 +105,20 @@ class ClusterInput:
 
     def _group_delete(self, kind: str) -> Callable[[dict[str, Any]], None]:
         def delete(body: dict[str, Any]) -> None:
-            self.scheduler.on_group_object(kind, body, deleted=True)
+            self.engine.on_group_object(kind, body, deleted=True)
 
         return delete
 
     def _storage_upsert(self, kind: str) -> Callable[[dict[str, Any]], None]:
         def upsert(body: dict[str, Any]) -> None:
             # Kept for the binder's writes, which send the object back: no field history.
-            self.scheduler.on_storage_object(kind, _without_managed_fields(body))
+            self.engine.on_storage_object(kind, _without_managed_fields(body))
 
         return upsert
 
     def _storage_delete(self, kind: str) -> Callable[[dict[str, Any]], None]:
         def delete(body: dict[str, Any]) -> None:
-            self.scheduler.on_storage_object_deleted(kind, body)
+            self.engine.on_storage_object_deleted(kind, body)
 
         return delete
 
@@ -134,15 +139,15 @@ class ClusterInput:
         """A pending pod was listed, added or modified (re-listing the same pod is a no-op)."""
         if self.group_status is not None:
             self.group_status.pod_changed(body)
-        uid = object_key(body)[2]
+        uid = object_identity(body)[2]
         spec = body.get("spec") or {}
         phase = (body.get("status") or {}).get("phase")
         if spec.get("nodeName") or phase in TERMINAL_PHASES:
             self.on_pending_pod_gone(body)  # the assigned-pod informer takes it from here
             return
-        if scheduler_name(body) not in self.scheduler.profiles:
+        if not self.engine.serves(scheduler_name(body)):
             self.unbound.pop(uid, None)
-            self.scheduler.forget_pending(uid)
+            self.engine.forget_pending(uid)
             self.others[uid] = dict(body)  # not ours (yet): parse only if its name appears
             return
         self.others.pop(uid, None)
@@ -154,31 +159,29 @@ class ClusterInput:
         self._bad_pods.pop(uid, None)
         if pod.terminating:
             self.unbound.pop(uid, None)
-            self.scheduler.on_pod(pod)
+            self.engine.on_pod(pod)
             return
         old = self.unbound.get(uid)
         self.unbound[uid] = pod
         if old is not None and not _pod_updated(old.raw, pod.raw):
             # Status only: keep its place in the queue, just read the fresh object from now on.
-            queued = self.scheduler.queue.info(uid)
-            if queued is not None:
-                queued.pod = pod
+            self.engine.on_pod_status(pod)
             return
-        self.scheduler.on_pod(pod)
+        self.engine.on_pod(pod)
 
     def on_pending_pod_gone(self, body: Mapping[str, Any]) -> None:
         """The pod left the unscheduled selection: bound, finished or deleted. It is no
         longer pending; whether it holds resources is the assigned-pod informer's news."""
-        _, _, uid = object_key(body)
+        _, _, uid = object_identity(body)
         if self.group_status is not None:
             self.group_status.pod_changed(body)
         self.unbound.pop(uid, None)
         self.others.pop(uid, None)
         self._bad_pods.pop(uid, None)
-        self.scheduler.forget_pending(uid)
+        self.engine.forget_pending(uid)
         if not (body.get("spec") or {}).get("nodeName"):
             # Deleted or finished while pending; a bound one stays its group's member.
-            self.scheduler.cache.groups.untrack_pod(uid)
+            self.engine.untrack_group_member(uid)
 
     # -- informers: assigned pods, nodes, namespaces, PDBs ----------------------------------
 
@@ -191,7 +194,7 @@ class ClusterInput:
         if (body.get("status") or {}).get("phase") in TERMINAL_PHASES:
             self.on_assigned_pod_deleted(body)  # finished pods hold no resources
             return
-        uid = object_key(body)[2]
+        uid = object_identity(body)[2]
         try:
             pod = PodInfo.parse(body)
         except PodError as exc:
@@ -201,28 +204,28 @@ class ClusterInput:
             return
         self._bad_pods.pop(uid, None)
         self.unbound.pop(uid, None)
-        self.scheduler.on_pod(pod.compact())
+        self.engine.on_pod(pod.compact())
 
     def on_assigned_pod_deleted(self, body: dict[str, Any]) -> None:
         if self.group_status is not None:
             self.group_status.pod_changed(body)
-        _, _, uid = object_key(body)
+        _, _, uid = object_identity(body)
         self._bad_pods.pop(uid, None)
-        self.scheduler.on_pod_deleted(uid)
+        self.engine.on_pod_deleted(uid)
 
     async def _unreadable_pod(self, body: Mapping[str, Any], uid: str, message: str) -> None:
         """Log it (once per problem), drop it, and tell the pod's owner if the pod is ours."""
         self.unbound.pop(uid, None)
-        self.scheduler.queue.delete(uid)
+        self.engine.on_unreadable_pod(uid)
         if self._bad_pods.get(uid) == message:
             return
         self._bad_pods[uid] = message
         logger.warning("%s", message)
         spec = body.get("spec") or {}
-        ours = (spec.get("schedulerName") or "default-scheduler") in self.scheduler.profiles
+        ours = self.engine.serves(spec.get("schedulerName") or "default-scheduler")
         if not ours or spec.get("nodeName") or not self.may_write():
             return
-        namespace, name, _ = object_key(body)
+        namespace, name, _ = object_identity(body)
         involved = {"apiVersion": "v1", "kind": "Pod", "name": name, "namespace": namespace}
         meta = body.get("metadata") or {}
         if meta.get("uid"):
@@ -242,27 +245,27 @@ class ClusterInput:
 
     def on_node(self, body: Mapping[str, Any]) -> None:
         try:
-            self.scheduler.on_node(dict(body))
+            self.engine.on_node(dict(body))
         except NodeError as exc:
-            logger.warning("ignoring node %s: %s", object_key(body)[1], exc)
+            logger.warning("ignoring node %s: %s", object_identity(body)[1], exc)
 
     def on_node_deleted(self, body: Mapping[str, Any]) -> None:
-        self.scheduler.on_node_deleted(object_key(body)[1])
+        self.engine.on_node_deleted(object_identity(body)[1])
 
     def on_namespace(self, body: Mapping[str, Any]) -> None:
         labels = (body.get("metadata") or {}).get("labels") or {}
-        self.scheduler.cache.set_namespace(object_key(body)[1], dict(labels))
+        self.engine.on_namespace(object_identity(body)[1], dict(labels))
 
     def on_namespace_deleted(self, body: Mapping[str, Any]) -> None:
-        self.scheduler.cache.set_namespace(object_key(body)[1], None)
+        self.engine.on_namespace_deleted(object_identity(body)[1])
 
     def on_pdb(self, body: Mapping[str, Any]) -> None:
-        namespace, name, _ = object_key(body)
-        self.scheduler.cache.set_pdb(f"{namespace}/{name}", dict(body))
+        namespace, name, _ = object_identity(body)
+        self.engine.on_pdb(f"{namespace}/{name}", dict(body))
 
     def on_pdb_deleted(self, body: Mapping[str, Any]) -> None:
-        namespace, name, _ = object_key(body)
-        self.scheduler.cache.set_pdb(f"{namespace}/{name}", None)
+        namespace, name, _ = object_identity(body)
+        self.engine.on_pdb_deleted(f"{namespace}/{name}")
 
 
 def _without_managed_fields(body: dict[str, Any]) -> dict[str, Any]:
