@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from multisched.informer import Resource
 from multisched.informer.informer import Backoff, Informer, InformerSettings
 from multisched.operator.intake import Feed, Intake
+from multisched.transport import Resource
 
 from .fake_api import FakeApi, Recorder, obj, until
 

@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 
 from multisched.cache import ELASTIC_QUOTA, POD_GROUP, POD_GROUP_LABEL, Cache
-from multisched.operator.client import ApiError
 from multisched.operator.group_status import (
     GroupStatusController,
     elastic_quota_used,
     pod_group_status,
 )
+from multisched.transport import ApiError
 
 
 def pod(name: str, phase: str, group: str = "pg", **spec: Any) -> dict[str, Any]:

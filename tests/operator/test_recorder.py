@@ -8,8 +8,8 @@ import itertools
 from typing import Any
 
 from multisched.framework import ApiUnavailable
-from multisched.operator.client import ApiError
 from multisched.operator.recorder import SPAM_BURST, SPAM_REFILL_SECONDS, Recorder
+from multisched.transport import ApiError
 
 
 class Sink:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from multisched.operator.client import ApiError, now_time
+from multisched.operator.client import now_time
 from multisched.operator.profiles import ProfileBook
 from multisched.operator.revisions import (
     CHANGE_CAUSE,
@@ -17,6 +17,7 @@ from multisched.operator.revisions import (
     revision_name,
 )
 from multisched.scheduler import default_registry
+from multisched.transport import ApiError
 
 
 class FakeApi:

@@ -5,7 +5,6 @@ callbacks. The operator wires one informer per kind the scheduler reads. Request
 lists are the transport room's.
 """
 
-from multisched.transport import ListResult, Resource, list_objects, list_pages
-from multisched.transport.errors import ApiError as ApiStatusError
+from .informer import Informer, InformerSettings
 
-__all__ = ["ApiStatusError", "ListResult", "Resource", "list_objects", "list_pages"]
+__all__ = ["Informer", "InformerSettings"]

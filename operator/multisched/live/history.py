@@ -20,8 +20,7 @@ import aiohttp
 import yaml
 from kubernetes_asyncio import client as k8s
 
-from multisched.informer import ApiStatusError
-from multisched.informer.listing import request_json
+from multisched.transport import ApiError, request_json
 
 from .reading import LiveError, connect
 
@@ -69,7 +68,7 @@ async def _history(api: k8s.ApiClient, name: str) -> tuple[dict[str, Any], list[
 async def _get_profile(api: k8s.ApiClient, name: str) -> dict[str, Any]:
     try:
         return await request_json(api, "GET", f"{PROFILES}/{name}")
-    except ApiStatusError as exc:
+    except ApiError as exc:
         if exc.status == 404:
             raise LiveError(f'SchedulerProfile "{name}" not found') from None
         raise
@@ -129,7 +128,7 @@ async def _rollback(
     updated.pop("status", None)
     try:
         stored = await request_json(api, "PUT", f"{PROFILES}/{name}", updated)
-    except ApiStatusError as exc:
+    except ApiError as exc:
         if exc.status == 409:
             raise LiveError(
                 f"schedulerprofile/{name} changed while rolling back; run the command again"
@@ -170,7 +169,7 @@ async def _verdict(
 
 
 def _describe(exc: Exception) -> str:
-    if isinstance(exc, ApiStatusError):
+    if isinstance(exc, ApiError):
         if exc.status == 403:
             return f"forbidden: {exc.message}"
         return f"{exc.message or exc.reason} ({exc.status})"
@@ -192,7 +191,7 @@ def _run(args: argparse.Namespace, work: Any) -> int:
         return asyncio.run(_session(args, work))
     except LiveError as exc:
         print(f"error: {exc}", file=sys.stderr)
-    except (ApiStatusError, TimeoutError, aiohttp.ClientError, OSError) as exc:
+    except (ApiError, TimeoutError, aiohttp.ClientError, OSError) as exc:
         print(f"error: {_describe(exc)}", file=sys.stderr)
     return EXIT_INPUT
 

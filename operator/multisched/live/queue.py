@@ -22,8 +22,7 @@ from typing import Any
 import aiohttp
 from kubernetes_asyncio import client as k8s
 
-from multisched.informer import ApiStatusError
-from multisched.informer.listing import request_json
+from multisched.transport import ApiError, request_json
 
 from .reading import LiveError, connect, context_namespace
 
@@ -236,7 +235,7 @@ def cmd_queue(args: argparse.Namespace) -> int:
     except LiveError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_FAILED
-    except ApiStatusError as exc:
+    except ApiError as exc:
         print(
             f"error: cannot find the scheduler's pods: {exc.message or exc.reason}", file=sys.stderr
         )

@@ -14,10 +14,10 @@ import aiohttp
 import yaml
 from kubernetes_asyncio import client as k8s
 
-from multisched.informer import ApiStatusError, Resource, list_objects
-from multisched.informer import kubeconfig as kubeconfig_loader
 from multisched.informer.kinds import GROUPS, STORAGE
-from multisched.informer.kubeconfig import kubeconfig_path
+from multisched.transport import ApiError, Resource, list_objects
+from multisched.transport import kubeconfig as kubeconfig_loader
+from multisched.transport.kubeconfig import kubeconfig_path
 
 NODES = Resource("", "v1", "nodes")
 PODS = Resource("", "v1", "pods")
@@ -84,7 +84,7 @@ async def connect(kubeconfig: str | None = None) -> k8s.ApiClient:
 
 def _describe(resource: Resource, exc: Exception, server: str) -> str:
     what = f"cannot list {resource}"
-    if isinstance(exc, ApiStatusError):
+    if isinstance(exc, ApiError):
         message = exc.message or exc.reason
         if exc.status == 403:
             # "nodes is forbidden: User ..." -> "forbidden: User ..."
@@ -107,7 +107,7 @@ async def list_kind(
     server = str(getattr(api_client.configuration, "host", "") or "?")
     try:
         return (await list_objects(api_client, resource, timeout=timeout)).items
-    except ApiStatusError as exc:
+    except ApiError as exc:
         if resource in OPTIONAL and exc.status == 404:
             return []
         raise LiveError(_describe(resource, exc, server)) from None

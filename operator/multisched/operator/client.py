@@ -32,7 +32,7 @@ from kubernetes_asyncio import client as k8s
 from multisched.cache import PodInfo
 from multisched.cache.volumes import PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM
 from multisched.framework import ApiUnavailable, BindingConflict, NotLeading
-from multisched.transport import ApiError as ApiError  # noqa: PLC0414 - the writers import it here
+from multisched.transport import ApiError
 from multisched.transport.internals import request_options, session_of, wrap_connect
 
 from .options import COMPONENT

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 from kubernetes_asyncio import client as k8s
 
-from multisched.informer import Resource
 from multisched.informer.informer import Handler, Informer, InformerSettings
+from multisched.transport import Resource
 
 logger = logging.getLogger(__name__)
 

@@ -17,10 +17,10 @@ import aiohttp
 from kubernetes_asyncio import client as k8s
 
 from multisched.framework import NotLeading
-from multisched.informer import ApiStatusError, Resource, list_objects
 from multisched.scheduler import Scheduler
+from multisched.transport import ApiError, Resource, list_objects
 
-from .client import ApiError, KubeClient, now_time
+from .client import KubeClient, now_time
 from .event_handlers import ClusterEventHandlers, object_identity
 from .options import COMPONENT
 from .profiles import GROUP, PLURAL, VERSION, ProfileBook
@@ -156,7 +156,7 @@ class ProfileSync:
         known = {name: obj.uid for name, obj in self.book.objects.items()}
         try:
             listed = await list_objects(self.api_client, PROFILES)
-        except (TimeoutError, ApiStatusError, aiohttp.ClientError, OSError) as exc:
+        except (TimeoutError, ApiError, aiohttp.ClientError, OSError) as exc:
             logger.info("could not list SchedulerProfiles to reconcile them: %s", exc)
             return
         except (ValueError, RecursionError) as exc:
