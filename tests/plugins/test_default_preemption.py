@@ -28,7 +28,7 @@ from multisched.framework import (
 )
 from multisched.plugins._preemption_victims import Pdb
 from multisched.plugins.default_preemption import DefaultPreemption, DefaultPreemptionArgs
-from multisched.plugins.inter_pod_affinity import InterPodAffinity
+from multisched.plugins.interpodaffinity import InterPodAffinity
 from multisched.queue import PodNominator
 
 NEG, LOW, MID, HIGH, VERY_HIGH = -100, 0, 100, 1000, 10000

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from builders import make_pod, node_dict
 from multisched.cache import Cache, PodInfo, Snapshot
 from multisched.framework import Code, CycleState, Status
-from multisched.plugins.inter_pod_affinity import (
+from multisched.plugins.interpodaffinity import (
     ERR_REASON_AFFINITY_RULES_NOT_MATCH,
     ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
     ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,

@@ -11,16 +11,16 @@ from pydantic import ValidationError
 from builders import make_pod, node_dict
 from multisched.cache import Cache, PodInfo, Snapshot
 from multisched.framework import Code, CycleState
-from multisched.plugins._topology_spread_args import PodTopologySpreadArgs
-from multisched.plugins._topology_spread_filtering import PreFilterState
-from multisched.plugins._topology_spread_scoring import PreScoreState, _round_half_away
-from multisched.plugins.pod_topology_spread import (
+from multisched.plugins.podtopologyspread import (
     ERR_REASON_CONSTRAINTS_NOT_MATCH,
     ERR_REASON_NODE_LABEL_NOT_MATCH,
     PRE_FILTER_STATE_KEY,
     PRE_SCORE_STATE_KEY,
     PodTopologySpread,
+    PodTopologySpreadArgs,
 )
+from multisched.plugins.podtopologyspread.filtering import PreFilterState
+from multisched.plugins.podtopologyspread.scoring import PreScoreState, _round_half_away
 
 Json = dict[str, Any]
 HOST = "kubernetes.io/hostname"

@@ -235,6 +235,26 @@ def test_zoned_pv_end_to_end() -> None:
     assert placed["web"].node == "east"
 
 
+def test_volume_zone_has_no_pre_filter_extensions() -> None:
+    # Upstream's PreFilterExtensions returns nil; the runtime asks every PreFilter plugin
+    # that did not skip for them when preemption or nominated pods add and remove pods.
+    assert VolumeZone(None, None).pre_filter_extensions() is None  # type: ignore[arg-type]
+
+
+def test_a_pod_with_a_zoned_volume_preempts_end_to_end() -> None:
+    placed = run(
+        node("east", cpu="1", **{ZONE: "east"}),
+        storage_class("local"),
+        claim("data", volume="vol", bound=True),
+        pv("vol", claim_ref="data", labels={ZONE: "east"}),
+        pod("low", cpu="1", priority=0, nodeName="east"),
+        pod("high", "data", cpu="1", priority=1000),
+    )
+    assert placed["high"].node == "east"
+    assert placed["low"].node == ""
+    assert "Preempted by pod" in placed["low"].message
+
+
 # -- NodeVolumeLimits -----------------------------------------------------------------------
 
 DRIVER = "ebs.csi.aws.com"

@@ -144,6 +144,16 @@ class ScorePlugin(Plugin, Protocol):
 
 
 @runtime_checkable
+class BatchScorePlugin(ScorePlugin, Protocol):
+    """A Score plugin that can also score many nodes in one call; the runtime then calls
+    it instead of ``score`` per node."""
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[int]:
+        """What ``score`` returns for each of ``nodes``, in their order."""
+        ...
+
+
+@runtime_checkable
 class NormalizeScorePlugin(Plugin, Protocol):
     """Score extensions: rescale a plugin's raw scores (in place) to 0..MAX_NODE_SCORE."""
 

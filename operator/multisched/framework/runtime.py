@@ -13,7 +13,7 @@ import random
 from collections.abc import Callable, Iterable, Sequence
 from itertools import repeat
 from time import perf_counter
-from typing import Any
+from typing import cast
 
 from multisched.cache import NodeInfo, PodInfo, Snapshot
 from multisched.config.resolved import ResolvedProfile
@@ -25,10 +25,23 @@ from .handle import ClusterClient, PodNominator
 from .interfaces import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
+    BindPlugin,
+    FilterPlugin,
     NodeToStatus,
+    PermitPlugin,
+    Plugin,
+    PostBindPlugin,
+    PostFilterPlugin,
     PostFilterResult,
+    PreBindPlugin,
+    PreEnqueuePlugin,
     PreFilterExtensions,
+    PreFilterPlugin,
     PreFilterResult,
+    PreScorePlugin,
+    QueueSortPlugin,
+    ReservePlugin,
+    ScorePlugin,
 )
 from .registry import Registry
 from .status import Code, PluginError, Status, code_label
@@ -39,10 +52,14 @@ logger = logging.getLogger(__name__)
 FilterFn = Callable[[CycleState, PodInfo, NodeInfo], "Status | None"]
 #: ``BatchFilterPlugin.filter_nodes``: the failing nodes' statuses, by index.
 BatchFilterFn = Callable[[CycleState, PodInfo, Sequence[NodeInfo]], "dict[int, Status]"]
+#: ``BatchScorePlugin.score_nodes``: every node's score, in the order of ``nodes``.
+ScoreNodesFn = Callable[[CycleState, PodInfo, Sequence[NodeInfo]], "list[int]"]
+#: ``NormalizeScorePlugin.normalize_score``: rescales the scores in place.
+NormalizeScoreFn = Callable[[CycleState, PodInfo, Sequence[NodeInfo], "list[int]"], "Status | None"]
 PluginObserver = Callable[[str, str, str, float], None]
 
 
-def _batch_judge(plugin: Any) -> BatchFilterFn | None:
+def _batch_judge(plugin: FilterPlugin) -> BatchFilterFn | None:
     """``filter_nodes`` when the class that defines it defines ``filter`` too: a subclass
     that overrides ``filter`` alone must not be judged by its parent's batch screen."""
     judge: BatchFilterFn | None = getattr(plugin, "filter_nodes", None)
@@ -59,7 +76,7 @@ class FrameworkError(Exception):
     """A profile that cannot be instantiated (a plugin factory failed)."""
 
 
-def _events_to_register(profile: str, name: str, plugin: Any) -> tuple[ClusterEvent, ...]:
+def _events_to_register(profile: str, name: str, plugin: Plugin) -> tuple[ClusterEvent, ...]:
     declared = getattr(plugin, "events_to_register", None)
     if declared is None:
         return (WILDCARD_EVENT,)
@@ -126,7 +143,7 @@ class Framework:
         self.waiting_pods: dict[str, WaitingPod] = {}
         #: (plugin, extension point, status code, seconds) for cycles that record metrics.
         self.plugin_observer: PluginObserver | None = None
-        self.plugins: dict[str, Any] = {}
+        self.plugins: dict[str, Plugin] = {}
         for name in profile.all_plugin_names():
             factory = registry[name].factory
             try:
@@ -142,29 +159,34 @@ class Framework:
         }
         p = profile.plugins
 
-        def at(point: str) -> list[Any]:
+        def at(point: str) -> list[Plugin]:
             return [self.plugins[n] for n in p.get(point, ())]
 
-        self.pre_enqueue_plugins = at("preEnqueue")
-        queue_sort = at("queueSort")
-        self.queue_sort_plugin = queue_sort[0] if queue_sort else None
-        self.pre_filter_plugins = at("preFilter")
-        self.filter_plugins = at("filter")
+        # A plugin is at a point only if it has the point's method: the registry reads the
+        # points from the methods (EXTENSION_METHODS) and the config rejects any other. So
+        # each list holds that point's Protocol; cast, not an isinstance check per plugin.
+        self.pre_enqueue_plugins = cast("list[PreEnqueuePlugin]", at("preEnqueue"))
+        queue_sort = cast("list[QueueSortPlugin]", at("queueSort"))
+        self.queue_sort_plugin: QueueSortPlugin | None = queue_sort[0] if queue_sort else None
+        self.pre_filter_plugins = cast("list[PreFilterPlugin]", at("preFilter"))
+        self.filter_plugins = cast("list[FilterPlugin]", at("filter"))
         self._batch_judges = {pl.name: _batch_judge(pl) for pl in self.filter_plugins}
-        self.post_filter_plugins = at("postFilter")
-        self.pre_score_plugins = at("preScore")
-        self.score_plugins = at("score")
+        self.post_filter_plugins = cast("list[PostFilterPlugin]", at("postFilter"))
+        self.pre_score_plugins = cast("list[PreScorePlugin]", at("preScore"))
+        self.score_plugins = cast("list[ScorePlugin]", at("score"))
         self.score_weights = [profile.score_weights.get(pl.name, 1) for pl in self.score_plugins]
         #: Per score plugin, looked up once: (plugin, weight, score_nodes, normalize_score).
-        self._score_steps = [
+        self._score_steps: list[
+            tuple[ScorePlugin, int, ScoreNodesFn | None, NormalizeScoreFn | None]
+        ] = [
             (pl, weight, getattr(pl, "score_nodes", None), getattr(pl, "normalize_score", None))
             for pl, weight in zip(self.score_plugins, self.score_weights, strict=True)
         ]
-        self.reserve_plugins = at("reserve")
-        self.permit_plugins = at("permit")
-        self.pre_bind_plugins = at("preBind")
-        self.bind_plugins = at("bind")
-        self.post_bind_plugins = at("postBind")
+        self.reserve_plugins = cast("list[ReservePlugin]", at("reserve"))
+        self.permit_plugins = cast("list[PermitPlugin]", at("permit"))
+        self.pre_bind_plugins = cast("list[PreBindPlugin]", at("preBind"))
+        self.bind_plugins = cast("list[BindPlugin]", at("bind"))
+        self.post_bind_plugins = cast("list[PostBindPlugin]", at("postBind"))
 
     # -- Handle --------------------------------------------------------------------------
 
@@ -493,7 +515,7 @@ class Framework:
             if status is None or status.is_success():
                 continue
             if status.is_rejected():
-                return status.with_plugin(pl.name)  # type: ignore[no-any-return]
+                return status.with_plugin(pl.name)
             if status.code == Code.WAIT:
                 timeouts[pl.name] = min(timeout, 15 * 60.0)
                 continue

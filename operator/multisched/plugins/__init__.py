@@ -1,24 +1,22 @@
-"""Built-in plugins, one module each, following upstream kube-scheduler semantics.
+"""Built-in plugins, following upstream kube-scheduler semantics.
 
-Each plugin module names its plugin class in a module-level ``PLUGIN``; helper modules
-(leading underscore) hold code shared by several plugins.
+Each plugin module or package names its plugin class in a module-level ``PLUGIN``, and
+``registry.in_tree_plugins`` lists them all. A plugin that spans files is a package named
+as upstream's (``podtopologyspread/``, ``volumebinding/``, ...); helper modules (leading
+underscore) hold code shared by several plugins, as upstream's ``plugins/helper``.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from multisched.framework.interfaces import Plugin
 
 
-def builtin_plugins() -> list[type[Any]]:
+def builtin_plugins() -> list[type[Plugin]]:
     """Every built-in plugin class, for the registry."""
-    found = []
-    for mod in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if mod.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{__name__}.{mod.name}")
-        plugin = getattr(module, "PLUGIN", None)
-        if plugin is not None:
-            found.append(plugin)
-    return found
+    # Imported here: importing one plugin module does not import them all.
+    from .registry import in_tree_plugins
+
+    return in_tree_plugins()

@@ -63,6 +63,10 @@ class VolumeZone:
         state.write(STATE_KEY, topologies)
         return None, None
 
+    def pre_filter_extensions(self) -> None:
+        # Upstream returns nil: the PV topologies do not depend on the pods on a node.
+        return None
+
     def _pv_topologies(
         self, pod: PodInfo
     ) -> tuple[list[tuple[str, frozenset[str]]], Status | None]:

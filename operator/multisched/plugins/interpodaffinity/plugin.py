@@ -24,7 +24,8 @@ from multisched.framework import (
 )
 from multisched.queue.events import ADD, ALL, NODE, POD, UPDATE_NODE_LABEL, ClusterEvent
 
-from ._inter_pod_affinity_state import PreFilterState, PreScoreState, ScoreCounter
+from .filtering import PreFilterState
+from .scoring import PreScoreState, ScoreCounter
 
 NAME = "InterPodAffinity"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME

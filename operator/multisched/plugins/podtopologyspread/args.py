@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, model_validator
 from pydantic.alias_generators import to_camel
 
-from ._label_validation import (
+from .._label_validation import (
     aggregate,
     duplicate,
     forbidden,

@@ -33,21 +33,21 @@ from multisched.queue.events import (
     ClusterEvent,
 )
 
-from ._topology_spread_args import (
+from .args import (
     DO_NOT_SCHEDULE,
     SCHEDULE_ANYWAY,
     SYSTEM_DEFAULT_CONSTRAINTS,
     SYSTEM_DEFAULTING,
     PodTopologySpreadArgs,
 )
-from ._topology_spread_common import (
+from .common import (
     Constraint,
     PodCountMemo,
     build_default_constraints,
     filter_constraints,
 )
-from ._topology_spread_filtering import PreFilterState, compute_pre_filter_state, fits
-from ._topology_spread_scoring import (
+from .filtering import PreFilterState, compute_pre_filter_state, fits
+from .scoring import (
     PreScoreState,
     compute_pre_score_state,
     normalize,

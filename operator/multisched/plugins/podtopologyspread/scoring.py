@@ -11,9 +11,9 @@ from collections.abc import Sequence
 
 from multisched.cache import NodeInfo, PodInfo
 
-from ._node_affinity_required import RequiredNodeAffinity
-from ._topology_spread_args import LABEL_HOSTNAME
-from ._topology_spread_common import (
+from .._node_affinity_required import RequiredNodeAffinity
+from .args import LABEL_HOSTNAME
+from .common import (
     Constraint,
     PodCountMemo,
     has_untolerated_taint,

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 
 from multisched.cache import NodeInfo, PodInfo
 
-from ._node_affinity_required import RequiredNodeAffinity
-from ._topology_spread_common import (
+from .._node_affinity_required import RequiredNodeAffinity
+from .common import (
     Constraint,
     PodCountMemo,
     has_untolerated_taint,

@@ -1,0 +1,194 @@
+"""The in-tree plugins, listed as upstream's ``plugins/registry.go`` lists them.
+
+A new built-in plugin is added here by hand, to ``in_tree_plugins`` and to the tables of
+the extension points it implements; ``tests/plugins/test_registry.py`` fails for a module
+that defines ``PLUGIN`` but is missing, and for a table that disagrees with the methods.
+Out-of-tree plugins come from the ``multisched.plugins`` entry-point group instead
+(``framework.registry``).
+"""
+
+from __future__ import annotations
+
+from multisched.framework.interfaces import (
+    BatchFilterPlugin,
+    BatchScorePlugin,
+    BindPlugin,
+    EnqueueExtensions,
+    FilterPlugin,
+    NormalizeScorePlugin,
+    PermitPlugin,
+    Plugin,
+    PostBindPlugin,
+    PostFilterPlugin,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    PreScorePlugin,
+    QueueSortPlugin,
+    ReservePlugin,
+    ScorePlugin,
+)
+
+from .capacityscheduling import CapacityScheduling
+from .coscheduling import Coscheduling
+from .default_binder import DefaultBinder
+from .default_preemption import DefaultPreemption
+from .image_locality import ImageLocality
+from .interpodaffinity import InterPodAffinity
+from .node_affinity import NodeAffinity
+from .node_name import NodeName
+from .node_ports import NodePorts
+from .node_resources_balanced_allocation import NodeResourcesBalancedAllocation
+from .node_resources_fit import NodeResourcesFit
+from .node_unschedulable import NodeUnschedulable
+from .nodevolumelimits import NodeVolumeLimits
+from .podtopologyspread import PodTopologySpread
+from .priority_sort import PrioritySort
+from .scheduling_gates import SchedulingGates
+from .taint_toleration import TaintToleration
+from .volumebinding import VolumeBinding
+from .volumerestrictions import VolumeRestrictions
+from .volumezone import VolumeZone
+
+
+def in_tree_plugins() -> list[type[Plugin]]:
+    """Every built-in plugin class (upstream ``NewInTreeRegistry``), by module name."""
+    return [
+        CapacityScheduling,
+        Coscheduling,
+        DefaultBinder,
+        DefaultPreemption,
+        ImageLocality,
+        InterPodAffinity,
+        NodeAffinity,
+        NodeName,
+        NodePorts,
+        NodeResourcesBalancedAllocation,
+        NodeResourcesFit,
+        NodeUnschedulable,
+        NodeVolumeLimits,
+        PodTopologySpread,
+        PrioritySort,
+        SchedulingGates,
+        TaintToleration,
+        VolumeBinding,
+        VolumeRestrictions,
+        VolumeZone,
+    ]
+
+
+# -- By extension point --------------------------------------------------------------------
+#
+# Each in-tree plugin under the Protocol of every point it implements (framework/interfaces):
+# the runtime casts its per-point lists to these Protocols, and these tables are where mypy
+# checks the plugins' methods against them. Nothing at run time reads them but the tests.
+
+PRE_ENQUEUE: tuple[type[PreEnqueuePlugin], ...] = (SchedulingGates,)
+QUEUE_SORT: tuple[type[QueueSortPlugin], ...] = (Coscheduling, PrioritySort)
+PRE_FILTER: tuple[type[PreFilterPlugin], ...] = (
+    CapacityScheduling,
+    Coscheduling,
+    InterPodAffinity,
+    NodeAffinity,
+    NodePorts,
+    NodeResourcesFit,
+    NodeVolumeLimits,
+    PodTopologySpread,
+    VolumeBinding,
+    VolumeRestrictions,
+    VolumeZone,
+)
+FILTER: tuple[type[FilterPlugin], ...] = (
+    InterPodAffinity,
+    NodeAffinity,
+    NodeName,
+    NodePorts,
+    NodeResourcesFit,
+    NodeUnschedulable,
+    NodeVolumeLimits,
+    PodTopologySpread,
+    TaintToleration,
+    VolumeBinding,
+    VolumeRestrictions,
+    VolumeZone,
+)
+POST_FILTER: tuple[type[PostFilterPlugin], ...] = (
+    CapacityScheduling,
+    Coscheduling,
+    DefaultPreemption,
+)
+PRE_SCORE: tuple[type[PreScorePlugin], ...] = (
+    InterPodAffinity,
+    NodeAffinity,
+    NodeResourcesBalancedAllocation,
+    NodeResourcesFit,
+    PodTopologySpread,
+    TaintToleration,
+)
+SCORE: tuple[type[ScorePlugin], ...] = (
+    ImageLocality,
+    InterPodAffinity,
+    NodeAffinity,
+    NodeResourcesBalancedAllocation,
+    NodeResourcesFit,
+    PodTopologySpread,
+    TaintToleration,
+)
+RESERVE: tuple[type[ReservePlugin], ...] = (CapacityScheduling, Coscheduling, VolumeBinding)
+PERMIT: tuple[type[PermitPlugin], ...] = (Coscheduling,)
+PRE_BIND: tuple[type[PreBindPlugin], ...] = (VolumeBinding,)
+BIND: tuple[type[BindPlugin], ...] = (DefaultBinder,)
+POST_BIND: tuple[type[PostBindPlugin], ...] = ()
+
+#: Extension point (config spelling, as ``EXTENSION_METHODS``) -> its in-tree plugins.
+BY_EXTENSION_POINT: dict[str, tuple[type[Plugin], ...]] = {
+    "preEnqueue": PRE_ENQUEUE,
+    "queueSort": QUEUE_SORT,
+    "preFilter": PRE_FILTER,
+    "filter": FILTER,
+    "postFilter": POST_FILTER,
+    "preScore": PRE_SCORE,
+    "score": SCORE,
+    "reserve": RESERVE,
+    "permit": PERMIT,
+    "preBind": PRE_BIND,
+    "bind": BIND,
+    "postBind": POST_BIND,
+}
+
+# The optional extensions the runtime looks up by name.
+BATCH_FILTER: tuple[type[BatchFilterPlugin], ...] = (
+    NodeName,
+    NodeResourcesFit,
+    NodeUnschedulable,
+    TaintToleration,
+)
+BATCH_SCORE: tuple[type[BatchScorePlugin], ...] = (
+    ImageLocality,
+    NodeResourcesBalancedAllocation,
+    NodeResourcesFit,
+    TaintToleration,
+)
+NORMALIZE_SCORE: tuple[type[NormalizeScorePlugin], ...] = (
+    InterPodAffinity,
+    NodeAffinity,
+    PodTopologySpread,
+    TaintToleration,
+)
+ENQUEUE_EXTENSIONS: tuple[type[EnqueueExtensions], ...] = (
+    CapacityScheduling,
+    Coscheduling,
+    InterPodAffinity,
+    NodeAffinity,
+    NodeName,
+    NodePorts,
+    NodeResourcesFit,
+    NodeUnschedulable,
+    NodeVolumeLimits,
+    PodTopologySpread,
+    SchedulingGates,
+    TaintToleration,
+    VolumeBinding,
+    VolumeRestrictions,
+    VolumeZone,
+)
