@@ -37,12 +37,15 @@ async def test_binds_through_the_client() -> None:
 
 
 async def test_binding_conflict_is_an_error_status() -> None:
-    client = _Client(BindingConflict(409, 'pods "foo" is already assigned to node "other"'))
+    conflict = BindingConflict(409, 'pods "foo" is already assigned to node "other"', "other")
+    client = _Client(conflict)
     binder = DefaultBinder(None, _Handle(client))  # type: ignore[arg-type]
     status = await binder.bind(CycleState(), make_pod("foo"), "n1")
     assert status is not None
     assert status.code == Code.ERROR
     assert status.reasons == ('pods "foo" is already assigned to node "other" (409)',)
+    # The status carries the refusal itself: the binding cycle reads where the pod went.
+    assert status.cause is conflict
     assert client.bound == [("default/foo", "n1")]
 
 
@@ -52,6 +55,7 @@ async def test_any_client_failure_is_an_error_status() -> None:
     assert status is not None
     assert status.code == Code.ERROR
     assert status.message() == "binding rejected"
+    assert isinstance(status.cause, RuntimeError)
 
 
 async def test_no_client() -> None:

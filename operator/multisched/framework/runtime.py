@@ -571,5 +571,8 @@ def _rejected_or_error(point: str, plugin: str, status: Status) -> Status:
     if status.is_rejected():
         return status.with_plugin(plugin)
     return Status(
-        Code.ERROR, f'running {point} plugin "{plugin}": {status.message()}', plugin=plugin
+        Code.ERROR,
+        f'running {point} plugin "{plugin}": {status.message()}',
+        plugin=plugin,
+        cause=status.cause,
     )

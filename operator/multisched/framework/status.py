@@ -31,12 +31,17 @@ class Code(IntEnum):
 
 
 class Status:
-    __slots__ = ("code", "plugin", "reasons")
+    __slots__ = ("cause", "code", "plugin", "reasons")
 
-    def __init__(self, code: Code, *reasons: str, plugin: str = "") -> None:
+    def __init__(
+        self, code: Code, *reasons: str, plugin: str = "", cause: BaseException | None = None
+    ) -> None:
         self.code = code
         self.reasons: tuple[str, ...] = reasons
         self.plugin = plugin
+        #: The exception behind an error status (upstream ``AsStatus(err)`` keeps it): the
+        #: binding cycle reads a refused or unanswered binding from it.
+        self.cause = cause
 
     @classmethod
     def unschedulable(cls, *reasons: str) -> Status:
@@ -49,6 +54,11 @@ class Status:
     @classmethod
     def error(cls, message: str) -> Status:
         return cls(Code.ERROR, message)
+
+    @classmethod
+    def from_exception(cls, exc: BaseException, message: str = "") -> Status:
+        """An error status carrying ``exc`` (its text, unless ``message`` is given)."""
+        return cls(Code.ERROR, message or str(exc) or type(exc).__name__, cause=exc)
 
     @classmethod
     def skip(cls) -> Status:

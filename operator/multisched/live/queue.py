@@ -22,6 +22,7 @@ from typing import Any
 import aiohttp
 from kubernetes_asyncio import client as k8s
 
+from multisched.queue import QueueName
 from multisched.transport import ApiError, request_json
 
 from .reading import LiveError, connect, context_namespace
@@ -31,7 +32,7 @@ EXIT_FAILED = 1
 
 SECURE_PORT = 10259
 PATH = "/debug/queue"
-QUEUES = ("active", "backoff", "unschedulable", "gated", "in-flight")
+QUEUES = tuple(QueueName)  # the columns, in the scheduler's order
 
 
 async def bearer_token(api: k8s.ApiClient) -> str | None:

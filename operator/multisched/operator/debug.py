@@ -14,13 +14,13 @@ from typing import Any
 from multisched.cache import Cache
 from multisched.cache.comparer import CacheDiff, compare
 from multisched.config import component_config
-from multisched.queue import QueuedPodInfo, SchedulingQueue
+from multisched.queue import QueuedPodInfo, QueueName, SchedulingQueue
 from multisched.scheduler import Scheduler
 from multisched.scheduler.introspect import gang_line, quota_line
 
 from .profiles import ProfileBook
 
-QUEUES = ("active", "backoff", "unschedulable", "gated", "in-flight")
+QUEUES = tuple(QueueName)
 #: Pods listed by ``/debug/queue`` without ``?pod=`` (the counts are always complete).
 DEFAULT_LIMIT = 500
 

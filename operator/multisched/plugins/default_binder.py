@@ -1,7 +1,8 @@
 """DefaultBinder: POST the pod's binding to the API server (upstream ``defaultbinder``).
 
 Any failure becomes an Error status carrying the API's message (and HTTP status for a
-refused binding); the binding cycle then forgets the assumed pod and requeues it.
+refused binding) and the exception itself; the binding cycle then forgets the assumed pod
+and requeues it, or counts it where a 409 says it already is.
 """
 
 from __future__ import annotations
@@ -32,9 +33,11 @@ class DefaultBinder:
             await client.bind(pod, node_name)
         except BindingConflict as exc:
             # Keep the HTTP status: 404 (pod gone) and 409 (already bound) read differently.
-            return Status.error(f"{exc} ({exc.status})")
+            return Status.from_exception(exc, f"{exc} ({exc.status})")
         except Exception as exc:  # CancelledError is no Exception and propagates.
-            return Status.error(str(exc) or type(exc).__name__)
+            # The status carries the exception: the binding cycle tells "bound elsewhere"
+            # and "no answer" from a plain refusal by it.
+            return Status.from_exception(exc)
         return None
 
 

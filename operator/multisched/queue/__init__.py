@@ -2,6 +2,13 @@
 
 from .events import WILDCARD_EVENT, ClusterEvent
 from .queued_pod import QueuedPodInfo
-from .scheduling_queue import PodNominator, SchedulingQueue
+from .scheduling_queue import PodNominator, QueueName, SchedulingQueue
 
-__all__ = ["WILDCARD_EVENT", "ClusterEvent", "PodNominator", "QueuedPodInfo", "SchedulingQueue"]
+__all__ = [
+    "WILDCARD_EVENT",
+    "ClusterEvent",
+    "PodNominator",
+    "QueueName",
+    "QueuedPodInfo",
+    "SchedulingQueue",
+]

@@ -19,11 +19,25 @@ import heapq
 import itertools
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from enum import StrEnum
 
 from multisched.cache import PodInfo
 
 from .events import WILDCARD_EVENT, ClusterEvent, as_event
 from .queued_pod import QueuedPodInfo
+
+
+class QueueName(StrEnum):
+    """Where a known pod is (the values are what ``/debug/queue`` and the metrics show)."""
+
+    ACTIVE = "active"
+    BACKOFF = "backoff"
+    UNSCHEDULABLE = "unschedulable"
+    #: In the unschedulable pool, held back by a PreEnqueue plugin (scheduling gates).
+    GATED = "gated"
+    #: Popped, and not yet bound or requeued.
+    IN_FLIGHT = "in-flight"
+
 
 Less = Callable[[QueuedPodInfo, QueuedPodInfo], bool]
 #: Returns None when the pod may enter activeQ, else a message why it is gated.
@@ -97,8 +111,8 @@ class SchedulingQueue:
         self._active: list[_Ordered] = []
         self._backoff: list[tuple[float, int, QueuedPodInfo]] = []
         self._unschedulable: dict[str, QueuedPodInfo] = {}
-        #: Where each known pod is: "active", "backoff", "unschedulable" or "in-flight".
-        self._where: dict[str, str] = {}
+        #: Where each known pod is (never GATED: a gated pod is UNSCHEDULABLE, marked gated).
+        self._where: dict[str, QueueName] = {}
         self._infos: dict[str, QueuedPodInfo] = {}
         self._seq = itertools.count()
         self._moved_since_pop: set[str] = set()
@@ -128,12 +142,12 @@ class SchedulingQueue:
             qpi.gated = True
             qpi.unschedulable_plugins = {gate}
             self._unschedulable[uid] = qpi
-            self._where[uid] = "unschedulable"
+            self._where[uid] = QueueName.UNSCHEDULABLE
             return
         qpi.gated = False
         qpi.timestamp = self.clock()
         heapq.heappush(self._active, _Ordered(qpi, self.less))
-        self._where[uid] = "active"
+        self._where[uid] = QueueName.ACTIVE
         self._wake()
 
     def update(self, pod: PodInfo) -> None:
@@ -144,14 +158,14 @@ class SchedulingQueue:
             return
         qpi.pod = pod
         where = self._where.get(uid)
-        if where == "unschedulable":
+        if where == QueueName.UNSCHEDULABLE:
             # The pod itself changed: it may fit now (upstream isPodUpdated).
             del self._unschedulable[uid]
             if qpi.gated or not self._backing_off(qpi):
                 self._to_active_or_gated(qpi)
             else:
                 self._push_backoff(qpi)
-        elif where == "active":
+        elif where == QueueName.ACTIVE:
             heapq.heapify(self._active)
 
     def delete(self, uid: str) -> None:
@@ -162,10 +176,10 @@ class SchedulingQueue:
             self.nominator.delete_nominated_pod(qpi.pod)
         # Heap entries of active and backoff pods are left behind and skipped when they
         # come up (``_current``): deleting is O(1), not a rebuild of the heap per pod.
-        if where == "unschedulable":
+        if where == QueueName.UNSCHEDULABLE:
             self._unschedulable.pop(uid, None)
 
-    def _current(self, qpi: QueuedPodInfo, where: str) -> bool:
+    def _current(self, qpi: QueuedPodInfo, where: QueueName) -> bool:
         """A heap entry still stands for its pod (not deleted, nor deleted and re-added)."""
         uid = qpi.pod.uid
         return self._where.get(uid) == where and self._infos.get(uid) is qpi
@@ -187,9 +201,9 @@ class SchedulingQueue:
         while self._active:
             qpi = heapq.heappop(self._active).qpi
             uid = qpi.pod.uid
-            if not self._current(qpi, "active"):
+            if not self._current(qpi, QueueName.ACTIVE):
                 continue
-            self._where[uid] = "in-flight"
+            self._where[uid] = QueueName.IN_FLIGHT
             self._moved_since_pop.discard(uid)
             qpi.attempts += 1
             if qpi.initial_attempt_timestamp is None:
@@ -241,7 +255,7 @@ class SchedulingQueue:
         happened), in which case it goes to backoffQ - as upstream's moveRequestCycle.
         """
         uid = qpi.pod.uid
-        if self._where.get(uid) != "in-flight":
+        if self._where.get(uid) != QueueName.IN_FLIGHT:
             return  # deleted while in flight
         qpi.unschedulable_plugins = set(plugins)
         qpi.timestamp = self.clock()
@@ -252,7 +266,7 @@ class SchedulingQueue:
             self._push_backoff(qpi)
         else:
             self._unschedulable[uid] = qpi
-            self._where[uid] = "unschedulable"
+            self._where[uid] = QueueName.UNSCHEDULABLE
 
     def _backoff_duration(self, qpi: QueuedPodInfo) -> float:
         duration = self.initial_backoff
@@ -270,14 +284,14 @@ class SchedulingQueue:
 
     def _push_backoff(self, qpi: QueuedPodInfo) -> None:
         heapq.heappush(self._backoff, (self.backoff_expiry(qpi), next(self._seq), qpi))
-        self._where[qpi.pod.uid] = "backoff"
+        self._where[qpi.pod.uid] = QueueName.BACKOFF
         self._wake()
 
     def flush_backoff_completed(self) -> None:
         now = self.clock()
         while self._backoff and self._backoff[0][0] <= now:
             _, _, qpi = heapq.heappop(self._backoff)
-            if self._current(qpi, "backoff"):
+            if self._current(qpi, QueueName.BACKOFF):
                 self._to_active_or_gated(qpi)
 
     def move_all_to_active_or_backoff(
@@ -293,7 +307,7 @@ class SchedulingQueue:
         """
         event = as_event(event)
         for uid, where in self._where.items():
-            if where == "in-flight":
+            if where == QueueName.IN_FLIGHT:
                 self._moved_since_pop.add(uid)
         if event.is_wildcard() and only is None:
             moved = list(self._unschedulable.values())
@@ -327,12 +341,12 @@ class SchedulingQueue:
             qpi = self._infos.get(uid)
             if qpi is None or qpi.gated:
                 continue
-            if where == "in-flight":
+            if where == QueueName.IN_FLIGHT:
                 self._moved_since_pop.add(uid)
                 continue
-            if where == "unschedulable":
+            if where == QueueName.UNSCHEDULABLE:
                 del self._unschedulable[uid]
-            elif where != "backoff":
+            elif where != QueueName.BACKOFF:
                 continue  # active already
             qpi.woken_by, qpi.woken_at = "ForceActivate", wall
             self._to_active_or_gated(qpi)
@@ -373,10 +387,12 @@ class SchedulingQueue:
     # -- introspection (metrics, simulate) ------------------------------------------------
 
     def pending_counts(self) -> dict[str, int]:
-        counts = {"active": 0, "backoff": 0, "unschedulable": 0, "gated": 0}
+        counts: dict[str, int] = dict.fromkeys(
+            (QueueName.ACTIVE, QueueName.BACKOFF, QueueName.UNSCHEDULABLE, QueueName.GATED), 0
+        )
         for uid, where in self._where.items():
-            if where == "unschedulable" and self._infos[uid].gated:
-                counts["gated"] += 1
+            if where == QueueName.UNSCHEDULABLE and self._infos[uid].gated:
+                counts[QueueName.GATED] += 1
             elif where in counts:
                 counts[where] += 1
         return counts
@@ -387,12 +403,13 @@ class SchedulingQueue:
     def unschedulable_pods(self) -> Iterator[QueuedPodInfo]:
         return iter(list(self._unschedulable.values()))
 
-    def entries(self) -> Iterator[tuple[str, QueuedPodInfo]]:
+    def entries(self) -> Iterator[tuple[QueueName, QueuedPodInfo]]:
         """Every known pod with where it is: active, backoff, unschedulable, gated or
         in-flight (``/debug/queue``)."""
         for uid, where in list(self._where.items()):
             qpi = self._infos[uid]
-            yield ("gated" if where == "unschedulable" and qpi.gated else where), qpi
+            gated = where == QueueName.UNSCHEDULABLE and qpi.gated
+            yield (QueueName.GATED if gated else where), qpi
 
     def waits_for(self, qpi: QueuedPodInfo) -> list[str]:
         """The cluster events that would move the pod out of the unschedulable pool: those
@@ -411,7 +428,7 @@ class SchedulingQueue:
     def info(self, uid: str) -> QueuedPodInfo | None:
         return self._infos.get(uid)
 
-    def where(self, uid: str) -> str | None:
+    def where(self, uid: str) -> QueueName | None:
         return self._where.get(uid)
 
 

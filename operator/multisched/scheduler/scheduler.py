@@ -16,11 +16,10 @@ import asyncio
 import logging
 import random
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable
+from enum import StrEnum
 
 from multisched.cache import Cache, PodInfo
-from multisched.cache.volumes import object_key
 from multisched.config.resolved import ResolvedConfig
 from multisched.framework import (
     ApiUnavailable,
@@ -37,19 +36,13 @@ from multisched.framework import (
 from multisched.framework.handle import ClusterClient
 from multisched.queue import ClusterEvent, QueuedPodInfo, SchedulingQueue
 from multisched.queue.events import (
-    ADD,
-    ASSIGNED_POD_ADD,
     ASSIGNED_POD_DELETE,
-    DELETE,
-    NODE_ADD,
-    NODE_DELETE,
-    STORAGE_EVENTS,
-    UPDATE,
     WILDCARD_EVENT,
 )
 
 from .algorithm import Algorithm, ScheduleResult, SchedulingError
-from .cluster_events import node_scheduling_properties_change
+from .binding_cycle import BindingCycle
+from .event_handlers import EventHandlers
 from .events import (
     REASON_SCHEDULER_ERROR,
     REASON_UNSCHEDULABLE,
@@ -71,52 +64,16 @@ ASSUMED_POD_TTL_SECONDS = 15 * 60.0
 UNCONFIRMED_BINDING_TTL_SECONDS = 120.0
 
 
-class _ObservedClient:
-    """The client the plugins bind with; remembers why a binding failed, by pod uid, so the
-    binding cycle can tell "bound elsewhere" and "outcome unknown" from a plain error."""
+class CycleResult(StrEnum):
+    """How one attempt ended (equal to the plain strings simulate and the metrics use)."""
 
-    def __init__(self, inner: ClusterClient) -> None:
-        self.inner = inner
-        self.bind_errors: dict[str, Exception] = {}
-
-    async def bind(self, pod: PodInfo, node_name: str) -> None:
-        try:
-            await self.inner.bind(pod, node_name)
-        except (BindingConflict, ApiUnavailable, NotLeading) as exc:
-            self.bind_errors[pod.uid] = exc
-            raise
-
-    async def delete_pod(self, pod: PodInfo, reason: str) -> None:
-        await self.inner.delete_pod(pod, reason)
-
-    async def set_nominated_node(self, pod: PodInfo, node_name: str) -> None:
-        await self.inner.set_nominated_node(pod, node_name)
-
-    async def update_storage_object(self, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
-        return await self.inner.update_storage_object(kind, obj)
-
-
-class _Unconfirmed:
-    """A binding whose outcome is unknown; kept until the watch or the TTL decides."""
-
-    __slots__ = ("assumed", "fwk", "host", "qpi", "since", "state")
-
-    def __init__(
-        self,
-        fwk: Framework,
-        state: CycleState,
-        qpi: QueuedPodInfo,
-        assumed: PodInfo,
-        host: str,
-        since: float,
-    ) -> None:
-        self.fwk = fwk
-        self.state = state
-        self.qpi = qpi
-        self.assumed = assumed
-        self.host = host
-        #: When the response was lost.
-        self.since = since
+    SCHEDULED = "scheduled"
+    UNSCHEDULABLE = "unschedulable"
+    ERROR = "error"
+    #: Not attempted: the pod went away, got bound, or is not ours any more.
+    SKIPPED = "skipped"
+    #: Assumed and handed to the binding cycle; its end comes as another Outcome.
+    BINDING = "binding"
 
 
 class Outcome:
@@ -124,10 +81,11 @@ class Outcome:
 
     __slots__ = ("fit_error", "message", "node", "nominated_node", "pod", "result", "schedule")
 
-    def __init__(self, pod: PodInfo, result: str, node: str = "", message: str = "") -> None:
+    def __init__(
+        self, pod: PodInfo, result: CycleResult | str, node: str = "", message: str = ""
+    ) -> None:
         self.pod = pod
-        #: "scheduled", "unschedulable", "error", "skipped" or "binding".
-        self.result = result
+        self.result = CycleResult(result)
         self.node = node
         self.message = message
         self.nominated_node = ""
@@ -135,7 +93,7 @@ class Outcome:
         self.fit_error: FitError | None = None
 
 
-class Scheduler:
+class Scheduler(EventHandlers):
     def __init__(
         self,
         config: ResolvedConfig,
@@ -152,11 +110,10 @@ class Scheduler:
     ) -> None:
         self.registry = registry
         self.cache = cache or Cache()
-        self._observed = _ObservedClient(client) if client is not None else None
-        self.client: ClusterClient | None = self._observed
+        self.client = client
         self.assumed_pod_ttl = assumed_pod_ttl
         self.unconfirmed_binding_ttl = unconfirmed_binding_ttl
-        self._unconfirmed: dict[str, _Unconfirmed] = {}
+        self._unconfirmed: dict[str, BindingCycle] = {}
         self.events = events
         self.observer: SchedulerObserver = observer or NullObserver()
         self.rng = rng or random.Random()
@@ -227,150 +184,6 @@ class Scheduler:
         status = fwk.run_pre_enqueue(pod)
         return None if status is None else status.plugin or "PreEnqueue"
 
-    def responsible_for(self, pod: PodInfo) -> bool:
-        return pod.scheduler_name in self.profiles
-
-    # -- cluster events -------------------------------------------------------------------
-    # What the cluster tells the engine: ``feed.EngineFeed``, the only way in for the
-    # operator, simulate and explain.
-
-    def _activate(self, pods: Iterable[PodInfo]) -> None:
-        self.queue.activate(p.uid for p in pods)
-
-    def serves(self, scheduler_name: str) -> bool:
-        """Whether a profile has this schedulerName (a pod of another name is not ours)."""
-        return scheduler_name in self.profiles
-
-    def on_pod(self, pod: PodInfo) -> None:
-        """A pod was added or changed (watch event or simulate input)."""
-        self.cache.groups.track_pod(pod)
-        if pod.node_name:
-            self.queue.delete(pod.uid)
-            newly = self.cache.get_pod(pod.uid) is None or self.cache.is_assumed(pod.uid)
-            self.cache.add_pod(pod)  # confirms an assumption, wherever it was
-            self._confirmed(pod.uid)
-            if newly and self.queue.has_unschedulable():
-                self._assigned_pod_added(pod)
-            return
-        if pod.terminating or not self.responsible_for(pod):
-            self.queue.delete(pod.uid)
-            return
-        if self.cache.is_assumed(pod.uid):
-            return  # being bound right now; the bound update will follow
-        self.queue.add(pod)
-
-    def on_pod_status(self, pod: PodInfo) -> None:
-        """Only the status (or bookkeeping metadata) of a pending pod changed: a queued pod
-        keeps its place and is read from this object from now on."""
-        queued = self.queue.info(pod.uid)
-        if queued is not None:
-            queued.pod = pod
-
-    def on_unreadable_pod(self, uid: str) -> None:
-        """The pod's latest version could not be read: it leaves the queue."""
-        self.queue.delete(uid)
-
-    def on_nominated_pod(self, pod: PodInfo) -> None:
-        """A pending pod that is not queued holds the node its status nominates, for the
-        filters of pods of lower priority (explain: the other pods' nominations)."""
-        self.queue.nominator.add_nominated_pod(pod, pod.nominated_node_name)
-
-    def track_group_member(self, pod: PodInfo) -> None:
-        """Count the pod in its PodGroup (``on_pod`` does so too), pending or bound."""
-        self.cache.groups.track_pod(pod)
-
-    def untrack_group_member(self, uid: str) -> None:
-        """The pod no longer counts in its PodGroup (deleted or finished while pending)."""
-        self.cache.groups.untrack_pod(uid)
-
-    def forget_pending(self, uid: str) -> None:
-        """The pod is no longer waiting for a scheduler (bound, finished, deleted or not
-        ours); what it holds on a node is the assigned-pod view's to say."""
-        self.queue.delete(uid)
-        self._last_failure.pop(uid, None)
-        for fwk in self.profiles.values():
-            waiting = fwk.get_waiting_pod(uid)
-            if waiting is not None:
-                waiting.reject("", "pod was deleted while waiting at Permit")
-
-    def on_pod_deleted(self, uid: str) -> None:
-        self.cache.groups.untrack_pod(uid)
-        self.forget_pending(uid)
-        self._confirmed(uid)
-        if self.cache.remove_pod(uid) is not None:
-            self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
-
-    def _assigned_pod_added(self, pod: PodInfo) -> None:
-        """Pods whose required affinity a newly bound pod may satisfy get another try
-        (upstream ``AssignedPodAdded``); the rest of the pool is untouched."""
-        ns_labels = self.cache.namespaces.get(pod.namespace)
-
-        def affected(qpi: QueuedPodInfo) -> bool:
-            return any(term.matches(pod, ns_labels) for term in qpi.pod.affinity_terms)
-
-        self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_ADD, only=affected)
-
-    def _confirmed(self, uid: str) -> None:
-        """The watch answered for a binding whose response was lost."""
-        if self._unconfirmed.pop(uid, None) is not None:
-            self.queue.done(uid)
-            self._last_failure.pop(uid, None)
-
-    def on_node(self, raw: dict[str, object]) -> None:
-        """A node was added or changed; only scheduling-relevant changes requeue pods."""
-        meta = raw.get("metadata")
-        name = str(meta.get("name") or "") if isinstance(meta, dict) else ""
-        old = self.cache.snapshot.get(name)
-        old_raw = old.raw if old is not None else None
-        self.cache.add_node(raw)
-        event = NODE_ADD if not old_raw else node_scheduling_properties_change(old_raw, raw)
-        if event is not None:
-            self.queue.move_all_to_active_or_backoff(event)
-
-    def on_node_deleted(self, name: str) -> None:
-        self.cache.remove_node(name)
-        self.queue.move_all_to_active_or_backoff(NODE_DELETE)
-
-    def on_namespace(self, name: str, labels: Mapping[str, str]) -> None:
-        """A namespace was added or changed: its labels (namespace selectors read them)."""
-        self.cache.set_namespace(name, labels)
-
-    def on_namespace_deleted(self, name: str) -> None:
-        self.cache.set_namespace(name, None)
-
-    def on_pdb(self, key: str, raw: Mapping[str, Any]) -> None:
-        """A PodDisruptionBudget (``key``: ``namespace/name``) was added or changed."""
-        self.cache.set_pdb(key, raw)
-
-    def on_pdb_deleted(self, key: str) -> None:
-        self.cache.set_pdb(key, None)
-
-    def on_storage_object(self, kind: str, raw: dict[str, Any]) -> None:
-        """A PV, claim, StorageClass or CSI object was added or changed: pods a volume
-        plugin rejected may fit now (upstream's storage event handlers)."""
-        volumes = self.cache.volumes
-        existed = volumes.has(kind, object_key(raw))
-        if not volumes.upsert(kind, raw):
-            return  # not newer than what the binder assumed: nothing changed for readers
-        add, update = STORAGE_EVENTS[kind]
-        self.queue.move_all_to_active_or_backoff(update if existed else add)
-
-    def on_group_object(self, kind: str, raw: dict[str, Any], deleted: bool = False) -> None:
-        """A PodGroup or ElasticQuota was added, changed or deleted: the gang and quota
-        plugins' rejections may no longer hold (scheduler-plugins registers these events)."""
-        groups = self.cache.groups
-        if deleted:
-            groups.delete(kind, raw)
-            action = DELETE
-        else:
-            action = UPDATE if groups.has(kind, raw) else ADD
-            groups.upsert(kind, raw)
-        self.queue.move_all_to_active_or_backoff(ClusterEvent(kind, action))
-
-    def on_storage_object_deleted(self, kind: str, raw: dict[str, Any]) -> None:
-        """Upstream moves no pod when a storage object goes; the readers forget it."""
-        self.cache.volumes.delete(kind, raw)
-
     # -- housekeeping ---------------------------------------------------------------------
 
     def housekeep(self) -> None:
@@ -393,7 +206,7 @@ class Scheduler:
                 entry.host,
                 self.unconfirmed_binding_ttl,
             )
-            entry.fwk.run_unreserve(entry.state, entry.assumed, entry.host)
+            entry.unreserve()
             self.queue.add_unschedulable(entry.qpi, set(), error=True)
         if expired:
             self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
@@ -449,7 +262,7 @@ class Scheduler:
             or self.cache.get_pod(pod.uid) is not None
         ):
             self.queue.delete(pod.uid)
-            return self._emit(Outcome(pod, "skipped"))
+            return self._emit(Outcome(pod, CycleResult.SKIPPED))
         start = self.clock()
         # Like upstream, time individual plugins in one cycle out of ten only.
         self._cycles += 1
@@ -465,7 +278,7 @@ class Scheduler:
         except SchedulingError as err:
             await self._fail(fwk, qpi, REASON_SCHEDULER_ERROR, str(err), set(), error=True)
             self.observer.attempt(fwk.profile_name, "error", self.clock() - start)
-            return self._emit(Outcome(pod, "error", message=str(err)))
+            return self._emit(Outcome(pod, CycleResult.ERROR, message=str(err)))
         except Exception as exc:
             # A plugin that raised instead of returning a Status (an input it did not
             # expect): the pod is reported and retried like any scheduler error, and the
@@ -475,7 +288,7 @@ class Scheduler:
             logger.debug("scheduling cycle of %s failed", pod.key, exc_info=True)
             await self._fail(fwk, qpi, REASON_SCHEDULER_ERROR, message, set(), error=True)
             self.observer.attempt(fwk.profile_name, "error", self.clock() - start)
-            return self._emit(Outcome(pod, "error", message=message))
+            return self._emit(Outcome(pod, CycleResult.ERROR, message=message))
         return await self._assume_and_bind(fwk, state, qpi, result, start)
 
     async def _handle_fit_error(
@@ -514,7 +327,7 @@ class Scheduler:
         await self._fail(
             fwk, qpi, REASON_UNSCHEDULABLE, message, err.diagnosis.unschedulable_plugins
         )
-        outcome = Outcome(pod, "unschedulable", message=message)
+        outcome = Outcome(pod, CycleResult.UNSCHEDULABLE, message=message)
         outcome.nominated_node = nominated
         outcome.fit_error = err
         return self._emit(outcome)
@@ -550,27 +363,19 @@ class Scheduler:
                 fwk, qpi, reason, status.message(), {status.plugin}, error=not status.is_rejected()
             )
             self.observer.attempt(fwk.profile_name, "unschedulable", self.clock() - start)
-            return self._emit(Outcome(pod, "unschedulable", message=status.message()))
+            return self._emit(Outcome(pod, CycleResult.UNSCHEDULABLE, message=status.message()))
         self.queue.nominator.delete_nominated_pod(pod)
         self.observer.attempt(fwk.profile_name, "scheduled", self.clock() - start)
-        task = asyncio.create_task(self._binding_cycle(fwk, state, qpi, assumed, host, result))
+        cycle = BindingCycle(fwk, state, qpi, assumed, host, result, self.clock())
+        task = asyncio.create_task(self._binding_cycle(cycle))
         self._binding.add(task)
         task.add_done_callback(self._binding.discard)
-        outcome = Outcome(pod, "binding", node=host)
+        outcome = Outcome(pod, CycleResult.BINDING, node=host)
         outcome.schedule = result
         return outcome
 
-    async def _binding_cycle(
-        self,
-        fwk: Framework,
-        state: CycleState,
-        qpi: QueuedPodInfo,
-        assumed: PodInfo,
-        host: str,
-        result: ScheduleResult,
-    ) -> None:
-        pod = qpi.pod
-        start = self.clock()
+    async def _binding_cycle(self, cycle: BindingCycle) -> None:
+        fwk, state, assumed, host = cycle.fwk, cycle.state, cycle.assumed, cycle.host
         try:
             # Waiting at Permit holds no slot: a gang of any size cannot starve the rest.
             status = await fwk.wait_on_permit(assumed)
@@ -582,74 +387,65 @@ class Scheduler:
                 async with self._bind_slots:
                     status = await fwk.run_bind(state, assumed, host)
         except Exception as exc:
-            logger.exception("binding cycle of %s failed", pod.key)
-            status = Status(Code.ERROR, str(exc))
-        await self._after_bind(fwk, state, qpi, assumed, host, status, start, result)
+            logger.exception("binding cycle of %s failed", cycle.pod.key)
+            status = Status.from_exception(exc)
+        await self._after_bind(cycle, status)
 
-    async def _after_bind(
-        self,
-        fwk: Framework,
-        state: CycleState,
-        qpi: QueuedPodInfo,
-        assumed: PodInfo,
-        host: str,
-        status: Status | None,
-        start: float,
-        result: ScheduleResult | None,
-    ) -> None:
-        pod = qpi.pod
-        cause = self._observed.bind_errors.pop(pod.uid, None) if self._observed else None
+    async def _after_bind(self, cycle: BindingCycle, status: Status | None) -> None:
         if status is not None:
-            if isinstance(cause, BindingConflict) and cause.bound_to:
-                self._bound_elsewhere(fwk, state, qpi, assumed, host, cause.bound_to)
-                return
-            if isinstance(cause, ApiUnavailable) and cause.maybe_sent:
-                # The binding may be stored: keep counting the pod until the watch or the
-                # TTL tells; giving its room away now could over-commit the node.
-                self.cache.finish_binding(pod.uid, self.clock() + self.unconfirmed_binding_ttl)
-                self._unconfirmed[pod.uid] = _Unconfirmed(
-                    fwk, state, qpi, assumed, host, self.clock()
-                )
-                self._emit(Outcome(pod, "binding", node=host, message=str(cause)))
-                return
-            fwk.run_unreserve(state, assumed, host)
-            self.cache.forget_pod(assumed)
-            self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
-            rejected = status.is_rejected()
-            if not isinstance(cause, NotLeading):  # a step-down is no failure of the pod's
-                self.observer.binding_failed(
-                    fwk.profile_name, "unschedulable" if rejected else "error"
-                )
-            await self._fail(
-                fwk,
-                qpi,
-                REASON_UNSCHEDULABLE if rejected else REASON_SCHEDULER_ERROR,
-                status.message(),
-                {status.plugin} if status.plugin else set(),
-                error=not rejected,
-                # An unreachable API server is logged once by the client, and a replica
-                # that stopped leading says so once: not per pod.
-                quiet=isinstance(cause, ApiUnavailable | NotLeading),
-            )
-            # A rejection at Permit (a gang let go) is unschedulable, not an error.
-            result_name = "unschedulable" if rejected else "error"
-            self._emit(Outcome(pod, result_name, message=status.message()))
+            await self._binding_failed(cycle, status)
             return
+        fwk, pod, host = cycle.fwk, cycle.pod, cycle.host
         self.cache.finish_binding(pod.uid, self.clock() + self.assumed_pod_ttl)
         self.queue.done(pod.uid)
         self._last_failure.pop(pod.uid, None)
-        fwk.run_post_bind(state, assumed, host)
+        fwk.run_post_bind(cycle.state, cycle.assumed, host)
         now = self.clock()
-        first = qpi.initial_attempt_timestamp or start
-        self.observer.bound(fwk.profile_name, now - start, now - first)
+        first = cycle.qpi.initial_attempt_timestamp or cycle.start
+        self.observer.bound(fwk.profile_name, now - cycle.start, now - first)
         if self.events is not None:
             try:
                 await self.events.scheduled(fwk.profile_name, pod, host)
             except Exception as exc:
                 logger.warning("could not post the Scheduled event of %s: %s", pod.key, exc)
-        outcome = Outcome(pod, "scheduled", node=host)
-        outcome.schedule = result
+        outcome = Outcome(pod, CycleResult.SCHEDULED, node=host)
+        outcome.schedule = cycle.result
         self._emit(outcome)
+
+    async def _binding_failed(self, cycle: BindingCycle, status: Status) -> None:
+        fwk, pod = cycle.fwk, cycle.pod
+        cause = status.cause
+        if isinstance(cause, BindingConflict) and cause.bound_to:
+            self._bound_elsewhere(cycle, cause.bound_to)
+            return
+        if isinstance(cause, ApiUnavailable) and cause.maybe_sent:
+            # The binding may be stored: keep counting the pod until the watch or the
+            # TTL tells; giving its room away now could over-commit the node.
+            self.cache.finish_binding(pod.uid, self.clock() + self.unconfirmed_binding_ttl)
+            cycle.since = self.clock()
+            self._unconfirmed[pod.uid] = cycle
+            self._emit(Outcome(pod, CycleResult.BINDING, node=cycle.host, message=str(cause)))
+            return
+        cycle.unreserve()
+        self.cache.forget_pod(cycle.assumed)
+        self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
+        rejected = status.is_rejected()
+        # A rejection at Permit (a gang let go) is unschedulable, not an error.
+        result_name = CycleResult.UNSCHEDULABLE if rejected else CycleResult.ERROR
+        if not isinstance(cause, NotLeading):  # a step-down is no failure of the pod's
+            self.observer.binding_failed(fwk.profile_name, result_name)
+        await self._fail(
+            fwk,
+            cycle.qpi,
+            REASON_UNSCHEDULABLE if rejected else REASON_SCHEDULER_ERROR,
+            status.message(),
+            {status.plugin} if status.plugin else set(),
+            error=not rejected,
+            # An unreachable API server is logged once by the client, and a replica
+            # that stopped leading says so once: not per pod.
+            quiet=isinstance(cause, ApiUnavailable | NotLeading),
+        )
+        self._emit(Outcome(pod, result_name, message=status.message()))
 
     async def retry_unconfirmed_bindings(self, older_than: float = 2.0) -> int:
         """Send again the bindings whose response was lost, rather than wait for the TTL:
@@ -667,35 +463,25 @@ class Scheduler:
             sent += 1
             if self._unconfirmed.get(uid) is not entry:
                 continue
-            if status is not None and self._observed is not None:
-                cause = self._observed.bind_errors.get(uid)
-                if isinstance(cause, ApiUnavailable | NotLeading):
-                    # Still no answer (or not ours to send now): the first request may yet
-                    # be stored; keep waiting for the watch or the TTL.
-                    del self._observed.bind_errors[uid]
-                    entry.since = self.clock()
-                    continue
+            if status is not None and isinstance(status.cause, ApiUnavailable | NotLeading):
+                # Still no answer (or not ours to send now): the first request may yet be
+                # stored; keep waiting for the watch or the TTL.
+                entry.since = self.clock()
+                continue
             del self._unconfirmed[uid]
-            await self._after_bind(
-                entry.fwk, entry.state, entry.qpi, entry.assumed, entry.host, status, now, None
-            )
+            entry.start, entry.result = now, None
+            await self._after_bind(entry, status)
         return sent
 
-    def _bound_elsewhere(
-        self,
-        fwk: Framework,
-        state: CycleState,
-        qpi: QueuedPodInfo,
-        assumed: PodInfo,
-        host: str,
-        node: str,
-    ) -> None:
+    def _bound_elsewhere(self, cycle: BindingCycle, node: str) -> None:
         """A 409 says the pod is already on ``node`` (an earlier binding whose response was
         lost, or another scheduler): count it there until the watch confirms it."""
-        pod = qpi.pod
-        logger.info("pod %s is already bound to %s; not binding it to %s", pod.key, node, host)
-        fwk.run_unreserve(state, assumed, host)
-        self.cache.forget_pod(assumed)
+        pod = cycle.pod
+        logger.info(
+            "pod %s is already bound to %s; not binding it to %s", pod.key, node, cycle.host
+        )
+        cycle.unreserve()
+        self.cache.forget_pod(cycle.assumed)
         if self.cache.get_pod(pod.uid) is None:  # the watch may have confirmed it meanwhile
             self.cache.assume_pod(pod, node)
             self.cache.finish_binding(pod.uid, self.clock() + self.assumed_pod_ttl)
@@ -703,7 +489,7 @@ class Scheduler:
         self.queue.done(pod.uid)
         self._last_failure.pop(pod.uid, None)
         self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
-        self._emit(Outcome(pod, "scheduled", node=node))
+        self._emit(Outcome(pod, CycleResult.SCHEDULED, node=node))
 
     async def _fail(
         self,

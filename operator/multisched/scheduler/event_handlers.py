@@ -1,0 +1,183 @@
+"""What the cluster tells the engine (upstream ``eventhandlers.go``): pods, nodes,
+namespaces, PDBs, storage objects, PodGroups and ElasticQuotas in, each moving the queue's
+pods only for the events their rejecting plugins registered. ``feed.EngineFeed`` is this
+surface; the operator, simulate and explain come in only through it. The schedule-one path
+is scheduler.py's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from multisched.cache import Cache, PodInfo
+from multisched.cache.volumes import object_key
+from multisched.framework import Framework
+from multisched.queue import ClusterEvent, QueuedPodInfo, SchedulingQueue
+from multisched.queue.events import (
+    ADD,
+    ASSIGNED_POD_ADD,
+    ASSIGNED_POD_DELETE,
+    DELETE,
+    NODE_ADD,
+    NODE_DELETE,
+    STORAGE_EVENTS,
+    UPDATE,
+)
+
+from .binding_cycle import BindingCycle
+from .cluster_events import node_scheduling_properties_change
+
+
+class EventHandlers:
+    """Mixed into ``Scheduler``, which owns the state these read and change."""
+
+    cache: Cache
+    queue: SchedulingQueue
+    profiles: dict[str, Framework]
+    _unconfirmed: dict[str, BindingCycle]
+    _last_failure: dict[str, tuple[str, float]]
+
+    def responsible_for(self, pod: PodInfo) -> bool:
+        return pod.scheduler_name in self.profiles
+
+    # -- cluster events -------------------------------------------------------------------
+    # What the cluster tells the engine: ``feed.EngineFeed``, the only way in for the
+    # operator, simulate and explain.
+
+    def _activate(self, pods: Iterable[PodInfo]) -> None:
+        self.queue.activate(p.uid for p in pods)
+
+    def serves(self, scheduler_name: str) -> bool:
+        """Whether a profile has this schedulerName (a pod of another name is not ours)."""
+        return scheduler_name in self.profiles
+
+    def on_pod(self, pod: PodInfo) -> None:
+        """A pod was added or changed (watch event or simulate input)."""
+        self.cache.groups.track_pod(pod)
+        if pod.node_name:
+            self.queue.delete(pod.uid)
+            newly = self.cache.get_pod(pod.uid) is None or self.cache.is_assumed(pod.uid)
+            self.cache.add_pod(pod)  # confirms an assumption, wherever it was
+            self._confirmed(pod.uid)
+            if newly and self.queue.has_unschedulable():
+                self._assigned_pod_added(pod)
+            return
+        if pod.terminating or not self.responsible_for(pod):
+            self.queue.delete(pod.uid)
+            return
+        if self.cache.is_assumed(pod.uid):
+            return  # being bound right now; the bound update will follow
+        self.queue.add(pod)
+
+    def on_pod_status(self, pod: PodInfo) -> None:
+        """Only the status (or bookkeeping metadata) of a pending pod changed: a queued pod
+        keeps its place and is read from this object from now on."""
+        queued = self.queue.info(pod.uid)
+        if queued is not None:
+            queued.pod = pod
+
+    def on_unreadable_pod(self, uid: str) -> None:
+        """The pod's latest version could not be read: it leaves the queue."""
+        self.queue.delete(uid)
+
+    def on_nominated_pod(self, pod: PodInfo) -> None:
+        """A pending pod that is not queued holds the node its status nominates, for the
+        filters of pods of lower priority (explain: the other pods' nominations)."""
+        self.queue.nominator.add_nominated_pod(pod, pod.nominated_node_name)
+
+    def track_group_member(self, pod: PodInfo) -> None:
+        """Count the pod in its PodGroup (``on_pod`` does so too), pending or bound."""
+        self.cache.groups.track_pod(pod)
+
+    def untrack_group_member(self, uid: str) -> None:
+        """The pod no longer counts in its PodGroup (deleted or finished while pending)."""
+        self.cache.groups.untrack_pod(uid)
+
+    def forget_pending(self, uid: str) -> None:
+        """The pod is no longer waiting for a scheduler (bound, finished, deleted or not
+        ours); what it holds on a node is the assigned-pod view's to say."""
+        self.queue.delete(uid)
+        self._last_failure.pop(uid, None)
+        for fwk in self.profiles.values():
+            waiting = fwk.get_waiting_pod(uid)
+            if waiting is not None:
+                waiting.reject("", "pod was deleted while waiting at Permit")
+
+    def on_pod_deleted(self, uid: str) -> None:
+        self.cache.groups.untrack_pod(uid)
+        self.forget_pending(uid)
+        self._confirmed(uid)
+        if self.cache.remove_pod(uid) is not None:
+            self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
+
+    def _assigned_pod_added(self, pod: PodInfo) -> None:
+        """Pods whose required affinity a newly bound pod may satisfy get another try
+        (upstream ``AssignedPodAdded``); the rest of the pool is untouched."""
+        ns_labels = self.cache.namespaces.get(pod.namespace)
+
+        def affected(qpi: QueuedPodInfo) -> bool:
+            return any(term.matches(pod, ns_labels) for term in qpi.pod.affinity_terms)
+
+        self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_ADD, only=affected)
+
+    def _confirmed(self, uid: str) -> None:
+        """The watch answered for a binding whose response was lost."""
+        if self._unconfirmed.pop(uid, None) is not None:
+            self.queue.done(uid)
+            self._last_failure.pop(uid, None)
+
+    def on_node(self, raw: dict[str, object]) -> None:
+        """A node was added or changed; only scheduling-relevant changes requeue pods."""
+        meta = raw.get("metadata")
+        name = str(meta.get("name") or "") if isinstance(meta, dict) else ""
+        old = self.cache.snapshot.get(name)
+        old_raw = old.raw if old is not None else None
+        self.cache.add_node(raw)
+        event = NODE_ADD if not old_raw else node_scheduling_properties_change(old_raw, raw)
+        if event is not None:
+            self.queue.move_all_to_active_or_backoff(event)
+
+    def on_node_deleted(self, name: str) -> None:
+        self.cache.remove_node(name)
+        self.queue.move_all_to_active_or_backoff(NODE_DELETE)
+
+    def on_namespace(self, name: str, labels: Mapping[str, str]) -> None:
+        """A namespace was added or changed: its labels (namespace selectors read them)."""
+        self.cache.set_namespace(name, labels)
+
+    def on_namespace_deleted(self, name: str) -> None:
+        self.cache.set_namespace(name, None)
+
+    def on_pdb(self, key: str, raw: Mapping[str, Any]) -> None:
+        """A PodDisruptionBudget (``key``: ``namespace/name``) was added or changed."""
+        self.cache.set_pdb(key, raw)
+
+    def on_pdb_deleted(self, key: str) -> None:
+        self.cache.set_pdb(key, None)
+
+    def on_storage_object(self, kind: str, raw: dict[str, Any]) -> None:
+        """A PV, claim, StorageClass or CSI object was added or changed: pods a volume
+        plugin rejected may fit now (upstream's storage event handlers)."""
+        volumes = self.cache.volumes
+        existed = volumes.has(kind, object_key(raw))
+        if not volumes.upsert(kind, raw):
+            return  # not newer than what the binder assumed: nothing changed for readers
+        add, update = STORAGE_EVENTS[kind]
+        self.queue.move_all_to_active_or_backoff(update if existed else add)
+
+    def on_group_object(self, kind: str, raw: dict[str, Any], deleted: bool = False) -> None:
+        """A PodGroup or ElasticQuota was added, changed or deleted: the gang and quota
+        plugins' rejections may no longer hold (scheduler-plugins registers these events)."""
+        groups = self.cache.groups
+        if deleted:
+            groups.delete(kind, raw)
+            action = DELETE
+        else:
+            action = UPDATE if groups.has(kind, raw) else ADD
+            groups.upsert(kind, raw)
+        self.queue.move_all_to_active_or_backoff(ClusterEvent(kind, action))
+
+    def on_storage_object_deleted(self, kind: str, raw: dict[str, Any]) -> None:
+        """Upstream moves no pod when a storage object goes; the readers forget it."""
+        self.cache.volumes.delete(kind, raw)
