@@ -219,6 +219,10 @@ async def test_a_lost_binding_response_keeps_the_pod_assumed_until_the_watch_con
     assert not sched.cache.is_assumed(pod.uid)
     assert pod.uid not in sched.queue
     assert cpu_on(sched, "big") == 3000
+    await sched.wait_for_bindings()
+    # Bound where we sent it: the cycle ends as a successful one, its Scheduled event once.
+    assert [e for e in events.log if e[1] == "default/web"] == [("Scheduled", "default/web", "big")]
+    assert await sched.retry_unconfirmed_bindings(older_than=0) == 0  # nothing to resend
     sched.housekeep()  # nothing left to expire
     assert cpu_on(sched, "big") == 3000
 

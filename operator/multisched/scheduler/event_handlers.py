@@ -59,7 +59,7 @@ class EventHandlers:
             self.queue.delete(pod.uid)
             newly = self.cache.get_pod(pod.uid) is None or self.cache.is_assumed(pod.uid)
             self.cache.add_pod(pod)  # confirms an assumption, wherever it was
-            self._confirmed(pod.uid)
+            self._confirmed(pod.uid, pod.node_name)
             if newly and self.queue.has_unschedulable():
                 self._assigned_pod_added(pod)
             return
@@ -121,11 +121,10 @@ class EventHandlers:
 
         self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_ADD, only=affected)
 
-    def _confirmed(self, uid: str) -> None:
-        """The watch answered for a binding whose response was lost."""
-        if self._unconfirmed.pop(uid, None) is not None:
-            self.queue.done(uid)
-            self._last_failure.pop(uid, None)
+    def _confirmed(self, uid: str, node: str = "") -> None:
+        """The watch answered for a binding whose response was lost: bound on ``node``
+        ("" when the pod is gone). Scheduler finishes the binding cycle."""
+        raise NotImplementedError
 
     def on_node(self, raw: dict[str, object]) -> None:
         """A node was added or changed; only scheduling-relevant changes requeue pods."""

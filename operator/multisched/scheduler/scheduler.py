@@ -447,6 +447,21 @@ class Scheduler(EventHandlers):
         )
         self._emit(Outcome(pod, result_name, message=status.message()))
 
+    def _confirmed(self, uid: str, node: str = "") -> None:
+        """The watch answered for a binding whose response was lost. Bound where we sent
+        it: the cycle ends as a successful one would (the Scheduled event included, once:
+        the resend loop finds it gone). Gone, or bound elsewhere: nothing of ours to say."""
+        cycle = self._unconfirmed.pop(uid, None)
+        if cycle is None:
+            return
+        if node and node == cycle.host:
+            task = asyncio.create_task(self._after_bind(cycle, None))
+            self._binding.add(task)
+            task.add_done_callback(self._binding.discard)
+            return
+        self.queue.done(uid)
+        self._last_failure.pop(uid, None)
+
     async def retry_unconfirmed_bindings(self, older_than: float = 2.0) -> int:
         """Send again the bindings whose response was lost, rather than wait for the TTL:
         one the API server stored answers 409 "already assigned" (bound there, as the
