@@ -1,4 +1,5 @@
-"""The API objects a benchmark cluster is made of: nodes, running pods, pending pods."""
+"""The API objects a benchmark cluster is made of: nodes, running pods, pending pods, and the
+pending pods of scenario (s), shaped as kube-scheduler's scheduler_perf workloads shape them."""
 
 from __future__ import annotations
 
@@ -6,7 +7,17 @@ from collections.abc import Iterator
 from typing import Any
 
 RUN_LABEL = "bench.multisched.dev/run"
+#: As scheduler_perf labels its nodes for the spreading and affinity workloads: three zones.
 ZONES = 3
+ZONE_KEY = "topology.kubernetes.io/zone"
+HOSTNAME_KEY = "kubernetes.io/hostname"
+#: The label of a group of pods that repel one another (anti-affinity shape).
+GROUP_LABEL = "group"
+#: Scenario (s)'s shapes; "mixed" takes the four others in turn, pod by pod.
+BASIC_SHAPES = ("plain", "spread", "anti-affinity", "affinity")
+SHAPES = (*BASIC_SHAPES, "mixed")
+#: Pods per anti-affinity group, at most: each needs a node of its own.
+GROUP_PODS = 100
 PAUSE = "registry.k8s.io/pause:3.9"
 #: Room for 50,000 running pods on 500 nodes plus every pending pod of a scenario.
 NODE_PODS = "250"
@@ -24,9 +35,9 @@ def node(i: int) -> dict[str, Any]:
         "metadata": {
             "name": name,
             "labels": {
-                "kubernetes.io/hostname": name,
+                HOSTNAME_KEY: name,
                 "kubernetes.io/os": "linux",
-                "topology.kubernetes.io/zone": f"zone-{i % ZONES}",
+                ZONE_KEY: f"zone-{i % ZONES}",
             },
         },
     }
@@ -83,3 +94,60 @@ def pending_pods(run: str, scheduler_name: str, count: int) -> Iterator[dict[str
 def pending_pod(run: str, scheduler_name: str, i: int) -> dict[str, Any]:
     labels = {RUN_LABEL: run, "app": f"{run}-{i % 20}"}
     return _pod(f"{run}-{i:06d}", labels, {"schedulerName": scheduler_name})
+
+
+def shaped_pods(
+    run: str, scheduler_name: str, count: int, shape: str, nodes: int
+) -> Iterator[dict[str, Any]]:
+    for i in range(count):
+        yield shaped_pod(run, scheduler_name, i, shape, nodes)
+
+
+def shaped_pod(run: str, scheduler_name: str, i: int, shape: str, nodes: int) -> dict[str, Any]:
+    """``pending_pod`` (its app label one of 20) with the constraints of ``shape``.
+
+    plain: requests only. spread: a hard zone spread and a soft hostname spread over the pods
+    of its app. anti-affinity: no two pods of its group (min(GROUP_PODS, nodes) pods, label
+    group=gNN) on one node. affinity: preferably in a zone with pods of its app. mixed: the
+    four in turn; the k-th pod of a shape within the mix is shaped as that shape's k-th pod.
+    """
+    pod = pending_pod(run, scheduler_name, i)
+    k = i
+    if shape == "mixed":
+        shape, k = BASIC_SHAPES[i % len(BASIC_SHAPES)], i // len(BASIC_SHAPES)
+    labels, spec = pod["metadata"]["labels"], pod["spec"]
+    own_app = {"matchLabels": {"app": labels["app"]}}
+    if shape == "spread":
+        spec["topologySpreadConstraints"] = [
+            {
+                "maxSkew": 1,
+                "topologyKey": ZONE_KEY,
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": own_app,
+            },
+            {
+                "maxSkew": 1,
+                "topologyKey": HOSTNAME_KEY,
+                "whenUnsatisfiable": "ScheduleAnyway",
+                "labelSelector": own_app,
+            },
+        ]
+    elif shape == "anti-affinity":
+        group = f"g{k // min(GROUP_PODS, nodes):02d}"
+        labels[GROUP_LABEL] = group
+        term = {"labelSelector": {"matchLabels": {GROUP_LABEL: group}}, "topologyKey": HOSTNAME_KEY}
+        spec["affinity"] = {
+            "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+        }
+    elif shape == "affinity":
+        term = {"labelSelector": own_app, "topologyKey": ZONE_KEY}
+        spec["affinity"] = {
+            "podAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": 100, "podAffinityTerm": term}
+                ]
+            }
+        }
+    elif shape != "plain":
+        raise ValueError(f"unknown pod shape {shape!r}")
+    return pod

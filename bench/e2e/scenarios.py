@@ -10,7 +10,7 @@ import asyncio
 import math
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -73,6 +73,8 @@ class Sizes:
     stream_seconds: float
     #: Scenario (g): PodGroups of GANG_SIZE pods each.
     gangs: int
+    #: Scenario (s): the backlog of each pod shape.
+    shape_backlog: int
 
     @classmethod
     def scaled(cls, scale: float) -> Sizes:
@@ -87,7 +89,27 @@ class Sizes:
             stream_rate=max(5.0, 150 * scale),
             stream_seconds=max(5.0, 20 * min(scale, 1.0)),
             gangs=n(100, 5),
+            shape_backlog=n(2_000, 10),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class Drained:
+    """What ``Bench.drain`` measured: pods/s, and CPU in ms per pod, from the first binding to
+    the last; the first binding's delay after the scheduler's start; its peak RSS."""
+
+    count: int
+    bound: int
+    #: Why not every pod was bound ("" when all were).
+    why: str
+    rate: float | None
+    cpu: float | None
+    cp_cpu: float | None
+    took: float | None
+    rss: float | None
+
+    def partial(self) -> str:
+        return f"({self.bound}/{self.count} bound, {self.why})" if self.bound < self.count else ""
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -249,38 +271,44 @@ class Bench:
         scenario = f"backlog of {count} pending pods, {self.sizes.nodes} nodes"
         for c in self.contenders:
             run = f"{key}-{c.name}"
-            async with BindingWatch(self.kube, NAMESPACE, f"{RUN_LABEL}={run}") as watch:
-                await self.kube.create_many(
-                    PODS, pending_pods(run, c.scheduler_name, count), self.concurrency
-                )
-                async with started(c, self.cp.workdir, run, self.cp.pids) as proc:
-                    why = await self._wait_bound(watch, proc, count)
-                    await asyncio.sleep(0.3)  # a CPU sample after the last binding
-                    rss = proc.peak_rss_mb()
-                    first, last, bound = watch.first_bound, watch.last_bound, len(watch.bound)
-                    rate = cpu = cp_cpu = None
-                    if first is not None and last is not None and bound > 1 and last > first:
-                        rate = (bound - 1) / (last - first)
-                        cpu = _per_pod(proc.cpu_at, first, last, bound - 1)
-                        cp_cpu = _per_pod(proc.control_plane_cpu_at, first, last, bound - 1)
-            partial = f"({bound}/{count} bound, {why})" if bound < count else ""
-            took = first - proc.started if first is not None else None
-            self.table.add(key, scenario, "pods/s", c.name, Figure(rate, "", partial))
-            self.table.add(key, scenario, "CPU per pod", c.name, Figure(cpu, "ms"))
-            self.table.add(key, scenario, CONTROL_PLANE_CPU, c.name, Figure(cp_cpu, "ms"))
+            d = await self.drain(c, run, pending_pods(run, c.scheduler_name, count), count)
+            self.table.add(key, scenario, "pods/s", c.name, Figure(d.rate, "", d.partial()))
+            self.table.add(key, scenario, "CPU per pod", c.name, Figure(d.cpu, "ms"))
+            self.table.add(key, scenario, CONTROL_PLANE_CPU, c.name, Figure(d.cp_cpu, "ms"))
             self.table.add(
                 key,
                 scenario,
                 FIRST,
                 c.name,
-                Figure(took, "s", why if took is None else ""),
+                Figure(d.took, "s", d.why if d.took is None else ""),
             )
-            self.table.add(key, scenario, RSS, c.name, Figure(rss, "MB"))
+            self.table.add(key, scenario, RSS, c.name, Figure(d.rss, "MB"))
             log(
-                f"{key} {c.name}: {bound}/{count} bound, {Figure(rate, 'pods/s').text()}, "
-                f"{Figure(cpu, 'ms').text()} CPU per pod, first after {Figure(took, 's').text()}"
+                f"{key} {c.name}: {d.bound}/{count} bound, {Figure(d.rate, 'pods/s').text()}, "
+                f"{Figure(d.cpu, 'ms').text()} CPU per pod, first after "
+                f"{Figure(d.took, 's').text()}"
             )
             await self._clean(run)
+
+    async def drain(
+        self, c: Contender, run: str, pods: Iterable[dict[str, Any]], count: int
+    ) -> Drained:
+        """Creates ``pods`` (``count`` of them, labelled ``run``), then starts the scheduler and
+        waits until it has bound them all; the run's pods are left for the caller to delete."""
+        async with BindingWatch(self.kube, NAMESPACE, f"{RUN_LABEL}={run}") as watch:
+            await self.kube.create_many(PODS, pods, self.concurrency)
+            async with started(c, self.cp.workdir, run, self.cp.pids) as proc:
+                why = await self._wait_bound(watch, proc, count)
+                await asyncio.sleep(0.3)  # a CPU sample after the last binding
+                rss = proc.peak_rss_mb()
+                first, last, bound = watch.first_bound, watch.last_bound, len(watch.bound)
+                rate = cpu = cp_cpu = None
+                if first is not None and last is not None and bound > 1 and last > first:
+                    rate = (bound - 1) / (last - first)
+                    cpu = _per_pod(proc.cpu_at, first, last, bound - 1)
+                    cp_cpu = _per_pod(proc.control_plane_cpu_at, first, last, bound - 1)
+        took = first - proc.started if first is not None else None
+        return Drained(count, bound, why, rate, cpu, cp_cpu, took, rss)
 
     async def volume_backlog(self, key: str = "v") -> None:
         """(v): a backlog of pods with a claim each, on local PVs (volumes.py)."""

@@ -217,3 +217,18 @@ def test_secure_port_flags() -> None:
 def test_bad_serving_flags_are_one_line(argv: tuple[str, ...], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         parse(*argv).check()
+
+
+def test_a_certificate_that_does_not_load_is_one_line(tmp_path: Path) -> None:
+    cert_pem, _ = self_signed()
+    _, other_key = self_signed()  # a key of another certificate
+    (tmp_path / "tls.crt").write_bytes(cert_pem)
+    (tmp_path / "tls.key").write_bytes(other_key)
+    (tmp_path / "junk.crt").write_text("not a certificate")
+    for cert, key in (("tls.crt", "tls.key"), ("junk.crt", "tls.key")):
+        opts = parse(
+            f"--tls-cert-file={tmp_path / cert}", f"--tls-private-key-file={tmp_path / key}"
+        )
+        with pytest.raises(ValueError, match="are not a PEM certificate and its key") as err:
+            opts.check()
+        assert "\n" not in str(err.value)

@@ -8,6 +8,7 @@ process, as upstream keeps it at the top of the component config, never of a pro
 from __future__ import annotations
 
 import os
+import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -208,3 +209,12 @@ class Options:
         for flag, path in (("--tls-cert-file", cert), ("--tls-private-key-file", key)):
             if path and not os.access(path, os.R_OK):
                 raise ValueError(f"{flag}: cannot read {path}")
+        if cert and key:
+            try:  # a pair that does not load would stop the start later, less plainly
+                ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(cert, key)
+            except (ssl.SSLError, OSError) as exc:
+                reason = getattr(exc, "reason", None) or str(exc)
+                raise ValueError(
+                    f"--tls-cert-file: {cert} and {key} are not a PEM certificate and its "
+                    f"key ({reason})"
+                ) from None
