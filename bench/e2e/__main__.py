@@ -4,6 +4,8 @@ Needs etcd, kube-apiserver and openssl on PATH (skips with a message otherwise);
 kube-scheduler too when it is on PATH. ``BENCH_E2E_SCALE=0.1`` shrinks every scenario.
 Scenario (g), gangs: multisched with scheduler-plugins' Coscheduling on PodGroups of 8 pods,
 kube-scheduler (no gang plugin) on the same pods ungrouped, in the same batches of 8.
+Scenario (s), shapes: a backlog of each of scheduler_perf's pod shapes (plain, spread,
+anti-affinity, affinity, mixed) on the bench's nodes, or on --shape-nodes (e.g. 500,5000).
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ from .gangs import gang_scenario
 from .kube import Kube
 from .procs import Contender, kube_scheduler, multisched
 from .scenarios import Bench, Sizes, log, profile_scheduler_name
+from .shapes import shape_scenario
 
-SCENARIOS = "abcdvg"
+SCENARIOS = "abcdvgs"
 NOTES = """
 first binding after start: from the scheduler's process start to the harness's watch seeing
   spec.nodeName on a pod that was pending before the start.
@@ -37,7 +40,12 @@ gang last-created-to-bound: per gang (for kube-scheduler, per batch of 8 pods cr
   gangs are created one after another, so a gang also waits for those ahead of it. gangs bound
   whole: gangs with all 8 pods bound on the API server at the end (none may have 1 to 7).
 creation-to-bound: from ADDED to the first event with spec.nodeName, both read by the harness
-  on one watch of the pods (server timestamps have only second precision)."""
+  on one watch of the pods (server timestamps have only second precision).
+shapes (s): each a backlog as in (c), pods created before the scheduler starts. plain: requests
+  only; spread: zone spread maxSkew 1 DoNotSchedule + hostname spread maxSkew 1 ScheduleAnyway
+  over the pods of its app (20 apps); anti-affinity: required pod anti-affinity on hostname
+  within a group of min(100, nodes) pods; affinity: preferred pod affinity (weight 100) on
+  zone to its app's pods; mixed: the four in turn. Nodes are in 3 zones."""
 
 
 def _float_env(name: str, default: float) -> float:
@@ -46,6 +54,17 @@ def _float_env(name: str, default: float) -> float:
         return float(raw) if raw else default
     except ValueError:
         raise SystemExit(f"error: {name}={raw!r} is not a number") from None
+
+
+def _node_counts(raw: str) -> list[int]:
+    """``"500,5000"`` as [500, 5000]; empty: [] (the bench's own node count)."""
+    try:
+        counts = [int(part) for part in raw.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not a list of node counts") from None
+    if any(n < 1 for n in counts):
+        raise argparse.ArgumentTypeError(f"{raw!r}: node counts must be >= 1")
+    return counts
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -67,7 +86,16 @@ def build_parser() -> argparse.ArgumentParser:
         default=os.environ.get("BENCH_E2E_SCENARIOS", SCENARIOS),
         help="which of a (10k running), b (50k running), c (backlog), d (stream), v (backlog "
         "of pods with local-PV claims), g (gangs of 8: Coscheduling; kube-scheduler gets them "
-        "ungrouped); default abcdvg",
+        "ungrouped), s (backlogs of pod shapes: plain, spread, anti-affinity, affinity, mixed); "
+        "default abcdvgs",
+    )
+    parser.add_argument(
+        "--shape-nodes",
+        type=_node_counts,
+        default=os.environ.get("BENCH_E2E_SHAPE_NODES", ""),  # argparse applies the type
+        metavar="N[,N...]",
+        help="node counts scenario s runs its shapes at, one after another, e.g. 500,5000 "
+        "(not scaled; default $BENCH_E2E_SHAPE_NODES or the bench's node count: 500 x scale)",
     )
     parser.add_argument(
         "--schedulers",
@@ -128,6 +156,8 @@ async def bench(args: argparse.Namespace) -> int:
                 await b.volume_backlog()
             if "g" in args.scenarios:
                 await gang_scenario(b)
+            if "s" in args.scenarios:  # before (a), (b): no running pods for the shapes to scan
+                await shape_scenario(b, args.shape_nodes or [sizes.nodes])
             if "a" in args.scenarios:
                 await b.startup("a", sizes.running)
             if "b" in args.scenarios:

@@ -108,8 +108,12 @@ class Drained:
     took: float | None
     rss: float | None
 
+    def shortfall(self) -> str:
+        """Says "N/M bound, why" when some pods were left unbound, else nothing."""
+        return f"{self.bound}/{self.count} bound, {self.why}" if self.bound < self.count else ""
+
     def partial(self) -> str:
-        return f"({self.bound}/{self.count} bound, {self.why})" if self.bound < self.count else ""
+        return f"({self.shortfall()})" if self.bound < self.count else ""
 
 
 def percentile(values: list[float], q: float) -> float:
