@@ -44,14 +44,28 @@ class GroupStore:
         #: (namespace, group) -> uid -> pod.
         self._members: dict[tuple[str, str], dict[str, PodInfo]] = {}
         self._group_of: dict[str, tuple[str, str]] = {}
+        #: namespace -> name -> ElasticQuota: the one that counts is picked per namespace.
+        self._quotas: dict[str, dict[str, Obj]] = {}
 
     # -- objects --------------------------------------------------------------------------
 
     def upsert(self, kind: str, raw: Obj) -> None:
-        self._objects[kind][_group_key(raw)] = raw
+        key = _group_key(raw)
+        self._objects[kind][key] = raw
+        if kind == ELASTIC_QUOTA:
+            namespace, name = key.split("/", 1)
+            self._quotas.setdefault(namespace, {})[name] = raw
 
     def delete(self, kind: str, raw: Obj) -> None:
-        self._objects[kind].pop(_group_key(raw), None)
+        key = _group_key(raw)
+        self._objects[kind].pop(key, None)
+        if kind == ELASTIC_QUOTA:
+            namespace, name = key.split("/", 1)
+            named = self._quotas.get(namespace)
+            if named is not None:
+                named.pop(name, None)
+                if not named:
+                    del self._quotas[namespace]
 
     def has(self, kind: str, raw: Obj) -> bool:
         return _group_key(raw) in self._objects[kind]
@@ -75,10 +89,12 @@ class GroupStore:
     def quota_for(self, namespace: str) -> Obj | None:
         """The namespace's ElasticQuota (scheduler-plugins allows one per namespace; with
         more, the first by name counts, as its lister order would have it)."""
-        found = [
-            q for k, q in self._objects[ELASTIC_QUOTA].items() if k.startswith(f"{namespace}/")
-        ]
-        return min(found, key=_group_key) if found else None
+        named = self._quotas.get(namespace)
+        return named[min(named)] if named else None
+
+    def quota_per_namespace(self) -> dict[str, Obj]:
+        """Every namespace's ElasticQuota, as ``quota_for`` picks it."""
+        return {namespace: named[min(named)] for namespace, named in self._quotas.items()}
 
     # -- member pods ----------------------------------------------------------------------
 

@@ -127,3 +127,11 @@ class Resource:
             f"ephemeral_storage={self.ephemeral_storage}, pods={self.allowed_pod_number}, "
             f"scalar={self.scalar})"
         )
+
+
+def format_amount(name: str, value: int) -> str:
+    """One resource's amount as a quantity: CPU from millicores (``1500m``, ``2``), the
+    others in their unit. What the gang and quota messages and ``status.used`` show."""
+    if name == CPU:
+        return str(value // 1000) if value % 1000 == 0 else f"{value}m"
+    return str(value)

@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import quote
 
 from multisched.cache import ELASTIC_QUOTA, POD_GROUP, POD_GROUP_LABEL, GroupStore, Resource
+from multisched.cache.resources import format_amount
 from multisched.transport import ApiError
 
 from .client import MERGE_PATCH, Api, NotLeader
@@ -98,14 +99,7 @@ def elastic_quota_used(
         if (pod.get("status") or {}).get("phase") == "Running":
             used.add(_pod_request(pod))
     names = sorted({*(spec.get("min") or {}), *(spec.get("max") or {}), *used.names()})
-    return {name: _quantity(name, used.get(name)) for name in names}
-
-
-def _quantity(name: str, value: int) -> str:
-    """CPU is kept in millicores; everything else in whole units."""
-    if name == "cpu":
-        return str(value // 1000) if value % 1000 == 0 else f"{value}m"
-    return str(value)
+    return {name: format_amount(name, used.get(name)) for name in names}
 
 
 def _pod_request(pod: Mapping[str, Any]) -> Resource:

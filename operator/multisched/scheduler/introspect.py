@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from multisched.cache import PodInfo, Resource
 from multisched.cache.groups import group_of
+from multisched.cache.resources import format_amount
 
 from .scheduler import Scheduler
 
@@ -52,17 +53,10 @@ def quota_line(scheduler: Scheduler, namespace: str) -> str | None:
     parts = []
     for res in names:
         bounds = [
-            f"{word} {amount(res, r.get(res))}"
+            f"{word} {format_amount(res, r.get(res))}"
             for word, r, given in (("min", least, spec.get("min")), ("max", most, spec.get("max")))
             if res in (given or {})
         ]
-        parts.append(f"{res} {amount(res, used.get(res))} used ({', '.join(bounds)})")
+        parts.append(f"{res} {format_amount(res, used.get(res))} used ({', '.join(bounds)})")
     name = (quota.get("metadata") or {}).get("name")
     return f"quota {namespace}/{name}: " + "; ".join(parts)
-
-
-def amount(resource: str, value: int) -> str:
-    """CPU from millicores (``1500m``, ``2``); other resources in their unit."""
-    if resource == "cpu":
-        return str(value // 1000) if value % 1000 == 0 else f"{value}m"
-    return str(value)

@@ -163,17 +163,10 @@ class CapacityScheduling:
     def snapshot_elastic_quota(self) -> ElasticQuotaSnapshotState:
         """This cycle's copy of every namespace's quota, ``used`` read from the cache."""
         snap = self._handle.snapshot
-        # One quota per namespace: the first by name, as GroupStore.quota_for picks it.
-        chosen: dict[str, tuple[str, Obj]] = {}
-        for raw in snap.groups.quotas():
-            meta = raw.get("metadata") or {}
-            namespace, name = meta.get("namespace") or "default", meta.get("name") or ""
-            if namespace not in chosen or name < chosen[namespace][0]:
-                chosen[namespace] = (name, raw)
         infos = ElasticQuotaInfos()
         known: dict[str, tuple[Obj, Bounds | None]] = {}
-        for namespace, (name, raw) in chosen.items():
-            key = f"{namespace}/{name}"
+        for namespace, raw in snap.groups.quota_per_namespace().items():
+            key = f"{namespace}/{(raw.get('metadata') or {}).get('name') or ''}"
             entry = self._bounds.get(key)
             if entry is None or entry[0] is not raw:
                 entry = (raw, _parse(key, raw))

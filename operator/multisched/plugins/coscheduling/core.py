@@ -8,7 +8,7 @@ from enum import StrEnum
 
 from multisched.cache import NodeInfo, PodInfo
 from multisched.cache.groups import POD_GROUP_LABEL, group_of
-from multisched.cache.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
+from multisched.cache.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, format_amount
 from multisched.framework import CycleState, Handle
 
 from .expiring import ExpiringNames
@@ -175,11 +175,5 @@ def node_free_resources(node: NodeInfo, group_full_name: str) -> dict[str, int]:
 
 def format_resource_list(resources: dict[str, int]) -> str:
     """A resource list as ``map[cpu:1500m pods:2]`` (Go prints map keys sorted)."""
-    shown = (f"{n}:{_quantity(n, v)}" for n, v in sorted(resources.items()))
+    shown = (f"{n}:{format_amount(n, v)}" for n, v in sorted(resources.items()))
     return "map[" + " ".join(shown) + "]"
-
-
-def _quantity(name: str, value: int) -> str:
-    if name == CPU and value % 1000:
-        return f"{value}m"
-    return str(value // 1000 if name == CPU else value)
