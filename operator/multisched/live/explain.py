@@ -149,11 +149,7 @@ async def explain(
         placement.volumes = volume_report(target, scheduler.cache, client.volumes)
     if outcome.schedule is not None:
         evaluated_all = outcome.schedule.evaluated_nodes >= len(cluster.nodes)
-    notes = [
-        n for n in (gang_line(scheduler, target), quota_line(scheduler, target.namespace)) if n
-    ]
-    if notes:
-        placement.message = "; ".join([placement.message, *notes])
+    placement.message = _with_notes(scheduler, target, placement.message)
     result.placements.append(placement)
     result.preempted = dict(client.preempted)
     return Explanation(result, current, evaluated_all)
@@ -168,19 +164,16 @@ def _load(
     for label, raw in cluster.pods:
         if raw is target_raw:
             continue
-        spec = raw.get("spec") or {}
-        nominated = (raw.get("status") or {}).get("nominatedNodeName")
         pod = _parse(cluster, label, raw)
-        engine.track_group_member(pod)  # a gang's pending members count (Coscheduling)
-        if not spec.get("nodeName") and not nominated:
-            continue  # a pending pod takes no room until it is nominated or bound
         if pod.node_name:
             engine.on_pod(pod)
-        elif engine.serves(pod.scheduler_name) and not pod.terminating:
+            continue
+        # A pending pod takes no room until it is nominated, but counts in its gang.
+        engine.track_group_member(pod)
+        if pod.nominated_node_name and engine.serves(pod.scheduler_name) and not pod.terminating:
             engine.on_nominated_pod(pod)
 
     target = _parse(cluster, target_label, target_raw)
-    engine.track_group_member(target)
     current = target.node_name
     if current:
         # Where would it go now: as if it were pending, its own requests not counted.
@@ -195,10 +188,13 @@ def _held(scheduler: Scheduler, target: PodInfo, held: list[tuple[Any, WaitingPo
     node = next((w.pod.node_name for _, w in held if w.pod.uid == target.uid), "")
     plugins = sorted({p for _, w in held for p in w.pending_plugins})
     message = f"would be assumed on {node} and wait at Permit for {', '.join(plugins)}"
-    notes = [gang_line(scheduler, target), quota_line(scheduler, target.namespace)]
-    message = "; ".join([message, *(n for n in notes if n)])
-    placement = Placement(target, "Waiting", node, message)
-    return placement
+    return Placement(target, "Waiting", node, _with_notes(scheduler, target, message))
+
+
+def _with_notes(scheduler: Scheduler, target: PodInfo, message: str) -> str:
+    """``message``, then what the pod's gang waits for and its namespace's quota use."""
+    notes = (gang_line(scheduler, target), quota_line(scheduler, target.namespace))
+    return "; ".join([message, *(n for n in notes if n)])
 
 
 def _parse(cluster: ClusterInput, label: str, raw: dict[str, Any]) -> PodInfo:
