@@ -85,7 +85,14 @@ def test_filter_nodes_matches_filter_node_by_node(seed: int) -> None:
     cache = _cluster(rng, 60)
     fwk = _framework(cache)
     nodes = cache.snapshot.node_info_list
-    batched = {"NodeUnschedulable", "NodeName", "TaintToleration", "NodeResourcesFit"}
+    batched = {
+        "NodeUnschedulable",
+        "NodeName",
+        "TaintToleration",
+        "NodeResourcesFit",
+        "PodTopologySpread",
+        "InterPodAffinity",
+    }
     seen = set()
     for k in range(30):
         pod = _pod(rng, f"p{k}", 60)

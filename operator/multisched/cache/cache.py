@@ -9,11 +9,12 @@ pod is observed) or the binder forgets it (binding failed). Once the binding is 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from typing import Any
 
 from .groups import GroupStore
 from .node_info import ImageStateSummary, NodeInfo
+from .pod_counts import Matcher, SelectorCounts, SelectorIndex, TermIndex
 from .pod_info import PodInfo
 from .resources import Resource
 from .volumes import VolumeStore
@@ -28,8 +29,11 @@ class Snapshot:
         "_affinity_list",
         "_anti_affinity_list",
         "_cache",
+        "_domains",
+        "log_epoch",
         "node_info_list",
         "node_info_map",
+        "node_log",
     )
 
     def __init__(self, cache: Cache) -> None:
@@ -38,6 +42,13 @@ class Snapshot:
         self.node_info_map: dict[str, NodeInfo] = {}
         self._affinity_list: list[NodeInfo] | None = None
         self._anti_affinity_list: list[NodeInfo] | None = None
+        #: topology keys -> per key, its values on the nodes carrying every one of the keys.
+        self._domains: dict[tuple[str, ...], list[dict[str, int]]] = {}
+        #: Indexes (``NodeInfo.index``) of the nodes changed, in order, since the node list
+        #: was last rebuilt (``log_epoch`` counts rebuilds): what per-node values kept
+        #: between cycles must recompute.
+        self.node_log: list[int] = []
+        self.log_epoch = 0
 
     def get(self, name: str) -> NodeInfo | None:
         return self.node_info_map.get(name)
@@ -59,6 +70,38 @@ class Snapshot:
 
     def namespace_labels(self, namespace: str) -> dict[str, str]:
         return self._cache.namespaces.get(namespace, {})
+
+    def selector_counts(
+        self,
+        namespace: str,
+        key: Hashable,
+        matches: Matcher,
+        first_label: tuple[str, str] | None,
+    ) -> SelectorCounts:
+        """The pods of ``namespace`` that ``matches``, per node, kept current by the cache."""
+        return self._cache.selector_index.counts(namespace, key, matches, first_label)
+
+    @property
+    def terms(self) -> TermIndex:
+        """The existing pods' pod (anti-)affinity terms, per node."""
+        return self._cache.term_index
+
+    def topology_domains(self, keys: tuple[str, ...]) -> list[dict[str, int]]:
+        """For each of ``keys``, its values on the nodes that carry all of ``keys``, each
+        mapped to 0 (a fresh copy is the caller's to fill). Kept until a node's labels or
+        the node set change."""
+        domains = self._domains.get(keys)
+        if domains is None:
+            domains = [{} for _ in keys]
+            for node in self.node_info_list:
+                labels = node.labels
+                values = [labels.get(k) for k in keys]
+                if None in values:
+                    continue
+                for domain, value in zip(domains, values, strict=True):
+                    domain[value] = 0  # type: ignore[index]
+            self._domains[keys] = domains
+        return [dict(d) for d in domains]
 
     @property
     def pdbs(self) -> list[dict[str, Any]]:
@@ -82,6 +125,23 @@ class Snapshot:
         self._affinity_list = None
         self._anti_affinity_list = None
 
+    def _invalidate_domains(self) -> None:
+        if self._domains:
+            self._domains = {}
+
+    def _changed(self, node: NodeInfo) -> None:
+        index = node.index
+        if index < 0:
+            return
+        log = self.node_log
+        log.append(index)
+        if len(log) > 4 * len(self.node_info_list) + 256:
+            self._restart_log()
+
+    def _restart_log(self) -> None:
+        self.node_log = []
+        self.log_epoch += 1
+
 
 class Cache:
     """Nodes and pods by name/UID; every mutation keeps the snapshot valid."""
@@ -103,6 +163,10 @@ class Cache:
         #: Requests of the pods on nodes (assumed ones included), per namespace: what
         #: CapacityScheduling charges against an ElasticQuota.
         self.namespace_requests: dict[str, Resource] = {}
+        #: Pods per node that PodTopologySpread's and InterPodAffinity's selectors match,
+        #: and the existing pods' affinity terms per node.
+        self.selector_index = SelectorIndex(self._pods.values)
+        self.term_index = TermIndex()
         self.snapshot = Snapshot(self)
 
     # -- nodes ---------------------------------------------------------------------------
@@ -116,16 +180,22 @@ class Cache:
             self._nodes[name] = info
         else:
             self._remove_images(info)
+            labels = info.labels
             info.set_node(raw)
+            if info.labels != labels:
+                self.snapshot._invalidate_domains()
         self._add_images(info)
         if name not in self._known_nodes:
+            self.snapshot._invalidate_domains()
             self._known_nodes[name] = None
             # A new node goes last, as a rebuild would put it. A fresh list (a C-speed copy)
             # leaves lists that readers hold unchanged; the map is only looked up, so it
             # grows in place. Rebuilding both made adding 5,000 nodes quadratic.
             snap = self.snapshot
+            info.index = len(snap.node_info_list)
             snap.node_info_list = [*snap.node_info_list, info]
             snap.node_info_map[name] = info
+        self.snapshot._changed(info)
         self.snapshot._invalidate_pod_lists()
         return info
 
@@ -146,9 +216,15 @@ class Cache:
 
     def _rebuild_node_list(self) -> None:
         snap = self.snapshot
+        for info in snap.node_info_list:
+            info.index = -1  # a removed node's info may live on, out of the list
         snap.node_info_list = [self._nodes[n] for n in self._known_nodes]
+        for i, info in enumerate(snap.node_info_list):
+            info.index = i
         snap.node_info_map = {n.name: n for n in snap.node_info_list}
         snap._invalidate_pod_lists()
+        snap._invalidate_domains()
+        snap._restart_log()
 
     def _add_images(self, info: NodeInfo) -> None:
         info.image_states = {}
@@ -191,8 +267,11 @@ class Cache:
         if pod.uid in self._pods:
             raise ValueError(f"pod {pod.key} is already in the cache")
         assumed = _with_node(pod, node_name)
-        self._node_for(node_name).add_pod(assumed)
+        node = self._node_for(node_name)
+        node.add_pod(assumed)
+        self.snapshot._changed(node)
         self._charge(assumed, 1)
+        self._count(assumed, 1)
         self._pods[pod.uid] = assumed
         self._assumed[pod.uid] = _NO_DEADLINE
         self._pod_lists_changed(pod)
@@ -233,8 +312,11 @@ class Cache:
         if existing is not None:
             self._assumed.pop(pod.uid, None)
             self._drop_from_node(existing)
-        self._node_for(pod.node_name).add_pod(pod)
+        node = self._node_for(pod.node_name)
+        node.add_pod(pod)
+        self.snapshot._changed(node)
         self._charge(pod, 1)
+        self._count(pod, 1)
         self._pods[pod.uid] = pod
         self._pod_lists_changed(pod)
 
@@ -260,12 +342,18 @@ class Cache:
             used = self.namespace_requests[pod.namespace] = Resource()
         used.add(pod.requests, sign)
 
+    def _count(self, pod: PodInfo, delta: int) -> None:
+        self.selector_index.on_pod(pod, delta)
+        self.term_index.on_pod(pod, delta)
+
     def _drop_from_node(self, pod: PodInfo) -> None:
         self._charge(pod, -1)
+        self._count(pod, -1)
         info = self._nodes.get(pod.node_name)
         if info is None:
             return
         info.remove_pod(pod)
+        self.snapshot._changed(info)
         if not info.pods and info.name not in self._known_nodes:
             del self._nodes[info.name]
         self._pod_lists_changed(pod)

@@ -64,6 +64,16 @@ class Requirement:
         return number > self.number if op == "Gt" else number < self.number
 
 
+SelectorKey = tuple[frozenset[tuple[str, str]], frozenset[tuple[str, str, frozenset[str]]]]
+
+
+def selector_key(
+    match_labels: Sequence[tuple[str, str]], requirements: Sequence[Requirement]
+) -> SelectorKey:
+    """Identifies what a selector matches (its parts are ANDed: order is irrelevant)."""
+    return frozenset(match_labels), frozenset((r.key, r.op, r.values) for r in requirements)
+
+
 class LabelSelector:
     """``metav1.LabelSelector``: all of matchLabels and matchExpressions must hold.
 
@@ -71,11 +81,13 @@ class LabelSelector:
     by callers (upstream: a nil selector matches nothing).
     """
 
-    __slots__ = ("match_labels", "requirements")
+    __slots__ = ("key", "match_labels", "requirements")
 
     def __init__(self, match_labels: Mapping[str, str], requirements: Sequence[Requirement]):
         self.match_labels = tuple(match_labels.items())
         self.requirements = tuple(requirements)
+        #: What the selector matches, as a dict key: two selectors with one key select alike.
+        self.key = selector_key(self.match_labels, self.requirements)
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any] | None) -> LabelSelector:

@@ -78,6 +78,7 @@ class NodeInfo:
         "allocatable",
         "generation",
         "image_states",
+        "index",
         "labels",
         "name",
         "non_zero_cpu",
@@ -111,6 +112,8 @@ class NodeInfo:
         self.pvc_ref_counts: dict[str, int] = {}
         #: Image name -> summary; filled by the cache, which knows every node's images.
         self.image_states: dict[str, ImageStateSummary] = {}
+        #: Position in the snapshot's node list (-1: not in it, as a clone is not).
+        self.index = -1
         self.generation = next(_generation)
 
     @classmethod
@@ -206,6 +209,7 @@ class NodeInfo:
             twin.used_ports.by_ip[ip] = dict(used)
         twin.pvc_ref_counts = dict(self.pvc_ref_counts)
         twin.image_states = self.image_states
+        twin.index = -1
         twin.generation = self.generation
         return twin
 

@@ -78,7 +78,7 @@ class AffinityTerm:
     namespaceSelector means all namespaces.
     """
 
-    __slots__ = ("namespace_selector", "namespaces", "selector", "topology_key")
+    __slots__ = ("key", "namespace_selector", "namespaces", "selector", "topology_key")
 
     def __init__(
         self,
@@ -91,6 +91,13 @@ class AffinityTerm:
         self.selector = selector
         self.topology_key = topology_key
         self.namespace_selector = namespace_selector
+        #: Terms with one key select the same pods in the same topology.
+        self.key = (
+            namespaces,
+            None if namespace_selector is None else namespace_selector.key,
+            selector.key,
+            topology_key,
+        )
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any], pod_namespace: str) -> AffinityTerm:
@@ -122,6 +129,7 @@ class _Nothing:
     __slots__ = ()
     key = ""
     op = "Nothing"
+    values: frozenset[str] = frozenset()
 
     def matches(self, labels: Mapping[str, str]) -> bool:
         return False

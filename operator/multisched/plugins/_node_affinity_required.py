@@ -17,6 +17,11 @@ class RequiredNodeAffinity:
         self.node_selector: tuple[tuple[str, str], ...] = tuple(pod.node_selector.items())
         self.affinity: NodeSelector | None = pod.required_node_affinity
 
+    @property
+    def selects_all(self) -> bool:
+        """Neither a nodeSelector nor required node affinity: every node matches."""
+        return not self.node_selector and self.affinity is None
+
     def matches(self, node: NodeInfo) -> bool:
         labels = node.labels
         for key, value in self.node_selector:

@@ -9,6 +9,7 @@ keep best-effort pods from piling onto one node.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from typing import ClassVar
 
 from pydantic import BaseModel, Field, field_validator, model_validator
@@ -17,6 +18,7 @@ from multisched.cache import NodeInfo, PodInfo
 from multisched.framework import CycleState, Handle, Status
 
 from ._label_validation import aggregate, duplicate, invalid
+from ._node_values import NodeValues
 from ._resource_allocation import (
     ArgsModel,
     Entry,
@@ -78,6 +80,9 @@ class NodeResourcesBalancedAllocation:
     def __init__(self, args: NodeResourcesBalancedAllocationArgs | None, handle: Handle) -> None:
         args = args or NodeResourcesBalancedAllocationArgs()
         self._specs = resolve_specs(args.resources, use_requested=True)
+        self._handle = handle
+        #: Scores per request, kept while a node is unchanged.
+        self._scores: NodeValues[int] = NodeValues()
 
     def _entries(self, pod: PodInfo) -> tuple[Entry, ...] | None:
         """Scoring entries, or None for a pod that requests none of the resources."""
@@ -108,7 +113,8 @@ class NodeResourcesBalancedAllocation:
         entries = s.entries if s is not None else self._entries(pod)
         if entries is None:
             return [0] * len(nodes)
-        return balanced_nodes(entries, nodes)
+        snapshot = self._handle.snapshot if self._handle is not None else None
+        return self._scores.values(snapshot, entries, nodes, partial(balanced_nodes, entries))
 
 
 PLUGIN = NodeResourcesBalancedAllocation

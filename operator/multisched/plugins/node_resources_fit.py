@@ -9,16 +9,18 @@ PreScore resolves the pod's scoring requests for the configured strategy
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from multisched.cache import NodeInfo, PodInfo
+from multisched.cache import NodeInfo, PodInfo, Snapshot
 from multisched.framework import CycleState, Handle, PreFilterResult, Status
 from multisched.queue.events import ADD, DELETE, NODE, POD, UPDATE_NODE_ALLOCATABLE, ClusterEvent
 
 from ._batch import failing
 from ._label_validation import aggregate, invalid, label_name_errors, not_supported, required
+from ._node_values import NodeValues
 from ._resource_allocation import (
     LEAST_ALLOCATED,
     MAX_CUSTOM_PRIORITY_SCORE,
@@ -227,6 +229,10 @@ class NodeResourcesFit:
             self._scorer = requested_to_capacity_ratio([(p.utilization, p.score) for p in shape])
         else:
             self._scorer = least_allocated
+        self._handle = handle
+        #: Scores and the filter's screen per request, kept while a node is unchanged.
+        self._scores: NodeValues[int] = NodeValues()
+        self._cleared: NodeValues[bool] = NodeValues()
 
     # -- PreFilter / Filter ------------------------------------------------------------------
 
@@ -325,18 +331,10 @@ class NodeResourcesFit:
         s: PreFilterState | None = state.get(PRE_FILTER_STATE_KEY)
         if s is None or s.scalars:
             return failing(self.filter, state, pod, nodes, range(len(nodes)))
-        cpu, memory, storage = s.milli_cpu, s.memory, s.ephemeral_storage
+        request = (s.milli_cpu, s.memory, s.ephemeral_storage)
         # ``filter``'s fast path as a screen; the nodes it does not clear get ``filter``.
-        suspects = [
-            i
-            for i, n in enumerate(nodes)
-            if not (
-                len(n.pods) < n.allocatable.allowed_pod_number
-                and cpu <= n.allocatable.milli_cpu - n.requested.milli_cpu
-                and memory <= n.allocatable.memory - n.requested.memory
-                and storage <= n.allocatable.ephemeral_storage - n.requested.ephemeral_storage
-            )
-        ]
+        cleared = self._cleared.values(self._snapshot(), request, nodes, partial(_clear, request))
+        suspects = [i for i, ok in enumerate(cleared) if not ok]
         return failing(self.filter, state, pod, nodes, suspects)
 
     def pre_score(
@@ -354,10 +352,30 @@ class NodeResourcesFit:
         """``score`` for every node at once (the framework's batch path)."""
         s: PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)
         entries = s.entries if s is not None else self._entries(pod)
+        return self._scores.values(
+            self._snapshot(), entries, nodes, partial(self._score_nodes, entries)
+        )
+
+    def _score_nodes(self, entries: tuple[Entry, ...], nodes: Sequence[NodeInfo]) -> list[int]:
         scorer = self._scorer
         if scorer is least_allocated:
             return least_allocated_nodes(entries, nodes)
         return [scorer(entries, node) for node in nodes]
+
+    def _snapshot(self) -> Snapshot | None:
+        return self._handle.snapshot if self._handle is not None else None
+
+
+def _clear(request: tuple[int, int, int], nodes: Sequence[NodeInfo]) -> list[bool]:
+    """Whether each node surely has room for ``request`` (cpu, memory, storage) and a pod."""
+    cpu, memory, storage = request
+    return [
+        len(n.pods) < n.allocatable.allowed_pod_number
+        and cpu <= n.allocatable.milli_cpu - n.requested.milli_cpu
+        and memory <= n.allocatable.memory - n.requested.memory
+        and storage <= n.allocatable.ephemeral_storage - n.requested.ephemeral_storage
+        for n in nodes
+    ]
 
 
 PLUGIN = NodeResourcesFit

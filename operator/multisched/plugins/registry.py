@@ -158,15 +158,19 @@ BY_EXTENSION_POINT: dict[str, tuple[type[Plugin], ...]] = {
 
 # The optional extensions the runtime looks up by name.
 BATCH_FILTER: tuple[type[BatchFilterPlugin], ...] = (
+    InterPodAffinity,
     NodeName,
     NodeResourcesFit,
     NodeUnschedulable,
+    PodTopologySpread,
     TaintToleration,
 )
 BATCH_SCORE: tuple[type[BatchScorePlugin], ...] = (
     ImageLocality,
+    InterPodAffinity,
     NodeResourcesBalancedAllocation,
     NodeResourcesFit,
+    PodTopologySpread,
     TaintToleration,
 )
 NORMALIZE_SCORE: tuple[type[NormalizeScorePlugin], ...] = (

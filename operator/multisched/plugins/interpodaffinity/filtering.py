@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from multisched.cache import AffinityTerm, NodeInfo, PodInfo
+from multisched.cache import AffinityTerm, NodeInfo, PodInfo, Snapshot
 
 #: Namespace name -> its labels (``Snapshot.namespace_labels``).
 NamespaceLabels = Callable[[str], Mapping[str, str]]
@@ -52,10 +52,56 @@ def add_count(counts: TopologyCounts, labels: Mapping[str, str], key: str, delta
         counts.pop(pair, None)
 
 
+def add_node_counts(
+    counts: TopologyCounts,
+    node_map: Mapping[str, NodeInfo],
+    per_node: Mapping[str, int],
+    key: str,
+    weight: int,
+) -> None:
+    """``add_count`` of ``weight`` for each pod counted in ``per_node`` (node name -> pods)."""
+    for name, n in per_node.items():
+        node = node_map.get(name)
+        if node is not None:
+            add_count(counts, node.labels, key, weight * n)
+
+
+def term_counts(snapshot: Snapshot, term: AffinityTerm, namespace: str) -> dict[str, int]:
+    """The pods of ``namespace`` the term's label selector matches, per node."""
+    selector = term.selector
+    first = selector.match_labels[0] if selector.match_labels else None
+    return snapshot.selector_counts(namespace, selector.key, selector.matches, first).per_node
+
+
+def _pods_matching_all(snapshot: Snapshot, terms: Sequence[AffinityTerm]) -> dict[str, int]:
+    """Per node, the pods every one of ``terms`` selects (``podMatchesAllAffinityTerms``)."""
+    if len(terms) == 1:
+        out: dict[str, int] = {}
+        for namespace in terms[0].namespaces:
+            for name, n in term_counts(snapshot, terms[0], namespace).items():
+                out[name] = out.get(name, 0) + n
+        return out
+    namespaces = frozenset.intersection(*(t.namespaces for t in terms))
+    selectors = tuple(t.selector for t in terms)
+    key = ("all", tuple(s.key for s in selectors))
+    first = next((s.match_labels[0] for s in selectors if s.match_labels), None)
+
+    def matches(labels: Mapping[str, str]) -> bool:
+        return all(s.matches(labels) for s in selectors)
+
+    out = {}
+    for namespace in namespaces:
+        per_node = snapshot.selector_counts(namespace, key, matches, first).per_node
+        for name, n in per_node.items():
+            out[name] = out.get(name, 0) + n
+    return out
+
+
 class PreFilterState:
     """Upstream ``preFilterState``; ``clone`` copies the counts (preemption edits them)."""
 
     __slots__ = (
+        "_blocked",
         "affinity_counts",
         "affinity_terms",
         "anti_affinity_counts",
@@ -82,6 +128,8 @@ class PreFilterState:
         self.affinity_counts: TopologyCounts = {}
         #: Pairs with existing pods matching one of the incoming pod's anti-affinity terms.
         self.anti_affinity_counts: TopologyCounts = {}
+        #: ``existing_anti_affinity_counts`` as topology key -> blocked values (built on use).
+        self._blocked: dict[str, set[str]] | None = None
 
     def clone(self) -> PreFilterState:
         twin = PreFilterState.__new__(PreFilterState)
@@ -94,6 +142,7 @@ class PreFilterState:
         twin.existing_anti_affinity_counts = dict(self.existing_anti_affinity_counts)
         twin.affinity_counts = dict(self.affinity_counts)
         twin.anti_affinity_counts = dict(self.anti_affinity_counts)
+        twin._blocked = None
         return twin
 
     def count_existing_anti_affinity(self, nodes: Sequence[NodeInfo]) -> None:
@@ -115,6 +164,35 @@ class PreFilterState:
             for existing in node.pods:
                 self._update_incoming(existing, node.labels, 1)
 
+    def count_existing_anti_affinity_indexed(self, snapshot: Snapshot) -> None:
+        """``count_existing_anti_affinity`` from the cache's index of existing terms: each
+        distinct term is matched against the incoming pod once."""
+        pod, ns = self.pod, self.namespace_labels
+        counts = self.existing_anti_affinity_counts
+        node_map = snapshot.node_info_map
+        for entry in snapshot.terms.anti_affinity.values():
+            term = entry.term
+            if term.matches(pod, ns):
+                add_node_counts(counts, node_map, entry.per_node, term.topology_key, 1)
+
+    def count_incoming_indexed(self, snapshot: Snapshot) -> bool:
+        """``count_incoming`` from the cache's per-node counts; False (nothing counted) when
+        a term selects namespaces by label, which the counts are not kept by."""
+        terms = (*self.affinity_terms, *self.anti_affinity_terms)
+        if any(t.namespace_selector is not None for t in terms):
+            return False
+        node_map = snapshot.node_info_map
+        if self.affinity_terms:
+            # An existing pod counts for affinity when it matches every term.
+            per_node = _pods_matching_all(snapshot, self.affinity_terms)
+            for term in self.affinity_terms:
+                add_node_counts(self.affinity_counts, node_map, per_node, term.topology_key, 1)
+        for term in self.anti_affinity_terms:
+            for namespace in term.namespaces:
+                per_node = term_counts(snapshot, term, namespace)
+                add_node_counts(self.anti_affinity_counts, node_map, per_node, term.topology_key, 1)
+        return True
+
     def _update_incoming(self, existing: PodInfo, labels: Mapping[str, str], delta: int) -> None:
         ns_labels = self.ns_labels
         if self.affinity_terms and matches_all(self.affinity_terms, existing, ns_labels):
@@ -128,6 +206,7 @@ class PreFilterState:
         """Upstream ``updateWithPod``: ``existing`` joins (+1) or leaves (-1) ``node``."""
         labels = node.labels
         pod, ns = self.pod, self.namespace_labels
+        self._blocked = None
         for term in existing.anti_affinity_terms:
             if term.matches(pod, ns):
                 add_count(self.existing_anti_affinity_counts, labels, term.topology_key, delta)
@@ -160,7 +239,13 @@ class PreFilterState:
         return True
 
     def satisfies_existing_anti_affinity(self, labels: Mapping[str, str]) -> bool:
-        for (key, value), count in self.existing_anti_affinity_counts.items():
-            if count > 0 and labels.get(key) == value:
+        blocked = self._blocked
+        if blocked is None:
+            blocked = self._blocked = {}
+            for (key, value), count in self.existing_anti_affinity_counts.items():
+                if count > 0:
+                    blocked.setdefault(key, set()).add(value)
+        for key, values in blocked.items():  # noqa: SIM110 - per-node hot path, no generator
+            if labels.get(key) in values:
                 return False
         return True

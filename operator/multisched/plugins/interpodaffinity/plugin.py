@@ -7,7 +7,7 @@ look-ups per node; PreScore does the same with weights for Score.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, field_validator
@@ -25,7 +25,7 @@ from multisched.framework import (
 from multisched.queue.events import ADD, ALL, NODE, POD, UPDATE_NODE_LABEL, ClusterEvent
 
 from .filtering import PreFilterState
-from .scoring import PreScoreState, ScoreCounter
+from .scoring import PreScoreState, ScoreCounter, ScoreMap, indexed_scores
 
 NAME = "InterPodAffinity"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
@@ -74,6 +74,9 @@ class InterPodAffinity:
         self.hard_pod_affinity_weight = args.hard_pod_affinity_weight
         self.ignore_preferred_terms_of_existing_pods = args.ignore_preferred_terms_of_existing_pods
         self._handle = handle
+        #: Read the cache's per-node counts and term index instead of scanning every pod
+        #: (the equivalence tests turn it off to compare the two).
+        self.use_index = True
 
     # -- PreFilter / Filter ----------------------------------------------------------------
 
@@ -88,13 +91,20 @@ class InterPodAffinity:
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
         snapshot = self._handle.snapshot
-        anti_nodes = snapshot.have_pods_with_required_anti_affinity_list()
         has_terms = bool(pod.affinity_terms or pod.anti_affinity_terms)
-        if not has_terms and not anti_nodes:
-            return None, Status.skip()
         s = PreFilterState(pod, snapshot.namespace_labels)
-        s.count_existing_anti_affinity(anti_nodes)
-        s.count_incoming(snapshot.node_info_list)
+        if self.use_index and nodes is snapshot.node_info_list:
+            if not has_terms and not snapshot.terms.anti_affinity:
+                return None, Status.skip()
+            s.count_existing_anti_affinity_indexed(snapshot)
+            if not s.count_incoming_indexed(snapshot):
+                s.count_incoming(snapshot.node_info_list)
+        else:
+            anti_nodes = snapshot.have_pods_with_required_anti_affinity_list()
+            if not has_terms and not anti_nodes:
+                return None, Status.skip()
+            s.count_existing_anti_affinity(anti_nodes)
+            s.count_incoming(snapshot.node_info_list)
         if not has_terms and not s.existing_anti_affinity_counts:
             return None, Status.skip()
         state.write(PRE_FILTER_STATE_KEY, s)
@@ -125,15 +135,21 @@ class InterPodAffinity:
         s: PreFilterState | None = state.get(PRE_FILTER_STATE_KEY)
         if s is None:
             return Status.error(f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState')
-        labels = node.labels
-        if s.affinity_terms and not s.satisfies_affinity(labels):
-            # Removing pods never creates a matching pod, so preemption cannot help.
-            return Status.unresolvable(ERR_REASON_AFFINITY_RULES_NOT_MATCH)
-        if not s.satisfies_anti_affinity(labels):
-            return Status.unschedulable(ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH)
-        if not s.satisfies_existing_anti_affinity(labels):
-            return Status.unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
-        return None
+        return _judge(s, node.labels)
+
+    def filter_nodes(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> dict[int, Status]:
+        s: PreFilterState | None = state.get(PRE_FILTER_STATE_KEY)
+        if s is None:
+            error = Status.error(f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState')
+            return dict.fromkeys(range(len(nodes)), error)
+        out = {}
+        for i, node in enumerate(nodes):
+            status = _judge(s, node.labels)
+            if status is not None:
+                out[i] = status
+        return out
 
     # -- PreScore / Score ------------------------------------------------------------------
 
@@ -143,6 +159,21 @@ class InterPodAffinity:
         has_constraints = bool(pod.preferred_affinity_terms or pod.preferred_anti_affinity_terms)
         if self.ignore_preferred_terms_of_existing_pods and not has_constraints:
             return Status.skip()
+        snapshot = self._handle.snapshot
+        scores = None
+        if self.use_index:
+            scores = indexed_scores(pod, snapshot, self.hard_pod_affinity_weight)
+        if scores is None:
+            scores = self._scan_scores(pod, has_constraints)
+        if not scores:
+            return Status.skip()
+        s = PreScoreState()
+        s.topology_score = scores
+        state.write(PRE_SCORE_STATE_KEY, s)
+        return None
+
+    def _scan_scores(self, pod: PodInfo, has_constraints: bool) -> ScoreMap:
+        """Every existing pod that could matter, through ``ScoreCounter`` (upstream's way)."""
         snapshot = self._handle.snapshot
         # Without preferred terms of its own, only pods with affinity can score the pod.
         all_nodes = (
@@ -156,24 +187,19 @@ class InterPodAffinity:
                 continue
             for existing in node.pods if has_constraints else node.pods_with_affinity:
                 process(existing, labels)
-        if not counter.scores:
-            return Status.skip()
-        s = PreScoreState()
-        s.topology_score = counter.scores
-        state.write(PRE_SCORE_STATE_KEY, s)
-        return None
+        return counter.scores
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
         s: PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)
         if s is None:
             raise PluginError(f'failed to read "{PRE_SCORE_STATE_KEY}" from cycleState')
-        labels = node.labels
-        total = 0
-        for key, by_value in s.topology_score.items():
-            value = labels.get(key)
-            if value is not None:
-                total += by_value.get(value, 0)
-        return total
+        return _topology_score(s, node.labels)
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[int]:
+        s: PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)
+        if s is None:
+            raise PluginError(f'failed to read "{PRE_SCORE_STATE_KEY}" from cycleState')
+        return [_topology_score(s, node.labels) for node in nodes]
 
     def normalize_score(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], scores: list[int]
@@ -188,6 +214,27 @@ class InterPodAffinity:
         for i, score in enumerate(scores):
             scores[i] = int(MAX_NODE_SCORE * ((score - low) / spread)) if spread > 0 else 0
         return None
+
+
+def _topology_score(s: PreScoreState, labels: Mapping[str, str]) -> int:
+    total = 0
+    for key, by_value in s.topology_score.items():
+        value = labels.get(key)
+        if value is not None:
+            total += by_value.get(value, 0)
+    return total
+
+
+def _judge(s: PreFilterState, labels: Mapping[str, str]) -> Status | None:
+    """Filter's verdict for a node with ``labels``."""
+    if s.affinity_terms and not s.satisfies_affinity(labels):
+        # Removing pods never creates a matching pod, so preemption cannot help.
+        return Status.unresolvable(ERR_REASON_AFFINITY_RULES_NOT_MATCH)
+    if not s.satisfies_anti_affinity(labels):
+        return Status.unschedulable(ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH)
+    if not s.satisfies_existing_anti_affinity(labels):
+        return Status.unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
+    return None
 
 
 PLUGIN = InterPodAffinity

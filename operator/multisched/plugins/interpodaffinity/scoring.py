@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from multisched.cache import PodInfo, WeightedAffinityTerm
+from multisched.cache import NodeInfo, PodInfo, Snapshot, WeightedAffinityTerm
 
-from .filtering import NamespaceLabels, incoming_term_matches
+from .filtering import NamespaceLabels, incoming_term_matches, term_counts
 
 ScoreMap = dict[str, dict[str, int]]
 
@@ -77,3 +77,48 @@ class ScoreCounter:
         for w in existing.preferred_anti_affinity_terms:
             if w.term.matches(pod, pod_ns):
                 _add_score(scores, labels, w.term.topology_key, -w.weight)
+
+
+def _add_node_scores(
+    scores: ScoreMap,
+    node_map: Mapping[str, NodeInfo],
+    per_node: Mapping[str, int],
+    key: str,
+    weight: int,
+) -> None:
+    for name, n in per_node.items():
+        node = node_map.get(name)
+        if node is not None:
+            _add_score(scores, node.labels, key, weight * n)
+
+
+def indexed_scores(pod: PodInfo, snapshot: Snapshot, hard_weight: int) -> ScoreMap | None:
+    """What ``ScoreCounter.process`` sums over every existing pod, from the cache's per-node
+    counts and its index of existing terms; None when one of the pod's preferred terms
+    selects namespaces by label, which the counts are not kept by."""
+    preferred = (*pod.preferred_affinity_terms, *pod.preferred_anti_affinity_terms)
+    if any(w.term.namespace_selector is not None for w in preferred):
+        return None
+    scores: ScoreMap = {}
+    node_map = snapshot.node_info_map
+    for sign, weighted in (
+        (1, pod.preferred_affinity_terms),
+        (-1, pod.preferred_anti_affinity_terms),
+    ):
+        for w in weighted:
+            term = w.term
+            for namespace in term.namespaces:
+                per_node = term_counts(snapshot, term, namespace)
+                _add_node_scores(scores, node_map, per_node, term.topology_key, sign * w.weight)
+    # Existing pods' terms that select the incoming pod (symmetry), each distinct term once.
+    pod_ns = snapshot.namespace_labels(pod.namespace)
+    terms = snapshot.terms
+    tables = [(terms.preferred_affinity, 1), (terms.preferred_anti_affinity, -1)]
+    if hard_weight > 0:
+        tables.insert(0, (terms.affinity, 0))
+    for table, sign in tables:
+        for entry in table.values():
+            if entry.term.matches(pod, pod_ns):
+                weight = hard_weight if sign == 0 else sign * entry.weight
+                _add_node_scores(scores, node_map, entry.per_node, entry.term.topology_key, weight)
+    return scores

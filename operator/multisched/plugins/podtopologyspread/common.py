@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from multisched.cache import LabelSelector, NodeInfo, PodInfo, Requirement, Toleration
+from multisched.cache import LabelSelector, NodeInfo, PodInfo, Requirement, Snapshot, Toleration
+
+from .._node_affinity_required import RequiredNodeAffinity
 
 HONOR = "Honor"
 
@@ -223,6 +225,24 @@ def count_matching(pods: Sequence[PodInfo], selector: SpreadSelector, namespace:
         if p.namespace == namespace and not p.terminating and matches(p.labels):
             count += 1
     return count
+
+
+def reads_every_node(constraints: Sequence[Constraint], required: RequiredNodeAffinity) -> bool:
+    """Whether some constraint counts only nodes the pod itself could use (its node affinity
+    or its tolerations decide): then the cache's per-node counts alone cannot answer."""
+    for c in constraints:
+        if c.honor_node_taints or (c.honor_node_affinity and not required.selects_all):
+            return True
+    return False
+
+
+def live_counts(snapshot: Snapshot, selector: SpreadSelector, namespace: str) -> dict[str, int]:
+    """``count_matching`` for every node at once, from the cache's index: node name ->
+    same-namespace, non-terminating pods the selector matches (nodes with none left out)."""
+    if selector.empty or selector.nothing:
+        return {}
+    first = selector.match_labels[0] if selector.match_labels else None
+    return snapshot.selector_counts(namespace, selector.key, selector.matches, first).live()
 
 
 class PodCountMemo:

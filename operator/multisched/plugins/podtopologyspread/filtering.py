@@ -7,16 +7,20 @@ critical paths current while preemption dry-runs victims.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
+from operator import itemgetter
 
-from multisched.cache import NodeInfo, PodInfo
+from multisched.cache import NodeInfo, PodInfo, Snapshot
 
 from .._node_affinity_required import RequiredNodeAffinity
 from .common import (
     Constraint,
     PodCountMemo,
     has_untolerated_taint,
+    live_counts,
     node_has_keys,
+    reads_every_node,
 )
 
 _MAX_INT32 = 2**31 - 1
@@ -162,6 +166,69 @@ def compute_pre_filter_state(
         paths.append(p)
     self_match = [1 if c.selector.matches(pod.labels) else 0 for c in constraints]
     return PreFilterState(constraints, counts, paths, self_match, required)
+
+
+def indexed_pre_filter_state(
+    constraints: list[Constraint], pod: PodInfo, snapshot: Snapshot
+) -> PreFilterState | None:
+    """``compute_pre_filter_state`` from the cache's per-node counts: only the nodes holding
+    matching pods are read. None when a constraint must judge every node on its own (a pod
+    with node affinity under nodeAffinityPolicy Honor, or nodeTaintsPolicy Honor)."""
+    required = RequiredNodeAffinity(pod)
+    if reads_every_node(constraints, required):
+        return None
+    counts = snapshot.topology_domains(tuple(c.topology_key for c in constraints))
+    node_map = snapshot.node_info_map
+    for i, c in enumerate(constraints):
+        per_node = live_counts(snapshot, c.selector, pod.namespace)
+        if not per_node:
+            continue
+        key, domain = c.topology_key, counts[i]
+        for name, n in per_node.items():
+            node = node_map.get(name)
+            if node is not None:
+                labels = node.labels
+                if node_has_keys(labels, constraints):
+                    value = labels[key]
+                    domain[value] += n
+    paths = [_critical_paths(domain) for domain in counts]
+    self_match = [1 if c.selector.matches(pod.labels) else 0 for c in constraints]
+    return PreFilterState(constraints, counts, paths, self_match, required)
+
+
+def _critical_paths(domain: dict[str, int]) -> CriticalPaths:
+    """The two smallest domains, as ``CriticalPaths.update`` over every domain finds them."""
+    paths = CriticalPaths()
+    if len(domain) <= 8:
+        for value, num in domain.items():
+            paths.update(value, num)
+        return paths
+    for value, num in heapq.nsmallest(2, domain.items(), key=itemgetter(1)):
+        paths.update(value, num)
+    return paths
+
+
+def failing_nodes(state: PreFilterState, nodes: Sequence[NodeInfo]) -> dict[int, int]:
+    """``fits`` for many nodes: index -> 1 or 2 for the nodes that fail."""
+    out: dict[int, int] = {}
+    checks = []
+    for i, c in enumerate(state.constraints):
+        # A node fails once its domain holds more than this many matching pods.
+        allowed = c.max_skew + state.min_match_num(i) - state.self_match[i]
+        over = {v for v, n in state.tp_value_to_match_num[i].items() if n > allowed}
+        # A domain with no matching pods fails only if even 0 is over the limit.
+        checks.append((c.topology_key, over, allowed < 0))
+    for j, node in enumerate(nodes):
+        labels = node.labels
+        for key, over, all_over in checks:
+            value = labels.get(key)
+            if value is None:
+                out[j] = 2
+                break
+            if all_over or value in over:
+                out[j] = 1
+                break
+    return out
 
 
 def fits(state: PreFilterState, node: NodeInfo) -> int:

@@ -46,10 +46,17 @@ from .common import (
     build_default_constraints,
     filter_constraints,
 )
-from .filtering import PreFilterState, compute_pre_filter_state, fits
+from .filtering import (
+    PreFilterState,
+    compute_pre_filter_state,
+    failing_nodes,
+    fits,
+    indexed_pre_filter_state,
+)
 from .scoring import (
     PreScoreState,
     compute_pre_score_state,
+    indexed_pre_score_state,
     normalize,
     score_node,
 )
@@ -73,6 +80,9 @@ class PodTopologySpread:
         args = args or PodTopologySpreadArgs()
         self._handle = handle
         self._counts = PodCountMemo()
+        #: Read the cache's per-node counts instead of scanning every node's pods (the
+        #: equivalence tests turn it off to compare the two).
+        self.use_index = True
         self.system_defaulted = args.defaulting_type == SYSTEM_DEFAULTING
         defaults: tuple[dict[str, Any], ...] = (
             SYSTEM_DEFAULT_CONSTRAINTS
@@ -113,8 +123,13 @@ class PodTopologySpread:
             return None, Status.error(f"obtaining pod's hard topology spread constraints: {exc}")
         if not constraints:
             return None, Status.skip()
-        self._counts.trim(len(nodes))
-        s = compute_pre_filter_state(constraints, pod, nodes, self._counts)
+        s = None
+        snapshot = self._handle.snapshot if self._handle is not None else None
+        if self.use_index and snapshot is not None and nodes is snapshot.node_info_list:
+            s = indexed_pre_filter_state(constraints, pod, snapshot)
+        if s is None:
+            self._counts.trim(len(nodes))
+            s = compute_pre_filter_state(constraints, pod, nodes, self._counts)
         state.write(PRE_FILTER_STATE_KEY, s)
         return None, None
 
@@ -143,12 +158,22 @@ class PodTopologySpread:
         s: PreFilterState | None = state.get(PRE_FILTER_STATE_KEY)
         if s is None:
             return Status.error(f'reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
-        verdict = fits(s, node)
-        if verdict == 0:
-            return None
-        if verdict == 2:
-            return Status.unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH)
-        return Status.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
+        return _verdict(fits(s, node))
+
+    def filter_nodes(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> dict[int, Status]:
+        s: PreFilterState | None = state.get(PRE_FILTER_STATE_KEY)
+        if s is None:
+            error = Status.error(f'reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
+            return dict.fromkeys(range(len(nodes)), error)
+        failed = failing_nodes(s, nodes)
+        if not failed:
+            return {}
+        # One status per reason: the cycle only names them (nodes may share one).
+        skew = Status.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
+        label = Status.unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH)
+        return {i: label if v == 2 else skew for i, v in failed.items()}
 
     # -- PreScore / Score ------------------------------------------------------------------
 
@@ -170,8 +195,15 @@ class PodTopologySpread:
         # Only non-system-default rules need every topology label on a node, so nodes
         # without a zone label still get hostname spreading from the system defaults.
         require_all = bool(pod.topology_spread_constraints) or not self.system_defaulted
-        self._counts.trim(len(all_nodes))
-        s = compute_pre_score_state(constraints, pod, nodes, all_nodes, require_all, self._counts)
+        s = None
+        snapshot = self._handle.snapshot if self._handle is not None else None
+        if self.use_index and snapshot is not None:
+            s = indexed_pre_score_state(constraints, pod, nodes, snapshot, require_all)
+        if s is None:
+            self._counts.trim(len(all_nodes))
+            s = compute_pre_score_state(
+                constraints, pod, nodes, all_nodes, require_all, self._counts
+            )
         state.write(PRE_SCORE_STATE_KEY, s)
         return None
 
@@ -181,6 +213,13 @@ class PodTopologySpread:
             raise PluginError(f'error reading "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
         return score_node(s, pod, node, self._counts)
 
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[int]:
+        s: PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)
+        if s is None:
+            raise PluginError(f'error reading "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
+        counts = self._counts
+        return [score_node(s, pod, node, counts) for node in nodes]
+
     def normalize_score(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], scores: list[int]
     ) -> Status | None:
@@ -189,6 +228,15 @@ class PodTopologySpread:
             return Status.error(f'error reading "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
         normalize(s, nodes, scores, MAX_NODE_SCORE)
         return None
+
+
+def _verdict(fit: int) -> Status | None:
+    """``fits``' answer as Filter's status."""
+    if fit == 0:
+        return None
+    if fit == 2:
+        return Status.unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH)
+    return Status.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
 
 
 PLUGIN = PodTopologySpread

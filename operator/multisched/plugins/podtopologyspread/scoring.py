@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from multisched.cache import NodeInfo, PodInfo
+from multisched.cache import NodeInfo, PodInfo, Snapshot
 
 from .._node_affinity_required import RequiredNodeAffinity
 from .args import LABEL_HOSTNAME
@@ -17,12 +17,21 @@ from .common import (
     Constraint,
     PodCountMemo,
     has_untolerated_taint,
+    live_counts,
     node_has_keys,
+    reads_every_node,
 )
 
 
 class PreScoreState:
-    __slots__ = ("constraints", "ignored_nodes", "is_hostname", "pod_counts", "weights")
+    __slots__ = (
+        "constraints",
+        "host_counts",
+        "ignored_nodes",
+        "is_hostname",
+        "pod_counts",
+        "weights",
+    )
 
     def __init__(self, constraints: list[Constraint]) -> None:
         self.constraints = constraints
@@ -33,6 +42,9 @@ class PreScoreState:
         #: Per constraint, ``topologyNormalizingWeight`` of its number of domains.
         self.weights: list[float] = []
         self.is_hostname = [c.topology_key == LABEL_HOSTNAME for c in constraints]
+        #: Per hostname constraint, matching pods per node name from the cache's index
+        #: (None: Score counts the node's pods itself).
+        self.host_counts: list[dict[str, int] | None] = [None for _ in constraints]
 
     def clone(self) -> PreScoreState:
         return self
@@ -52,21 +64,8 @@ def compute_pre_score_state(
     memo: PodCountMemo,
 ) -> PreScoreState:
     """``initPreScoreState`` over the candidates, then the counts over every node."""
-    s = PreScoreState(constraints)
-    ignored = s.ignored_nodes
+    s = _init_pre_score_state(constraints, filtered_nodes, require_all_topologies)
     counted = [(i, c) for i, c in enumerate(constraints) if not s.is_hostname[i]]
-    for node in filtered_nodes:
-        labels = node.labels
-        if require_all_topologies and not node_has_keys(labels, constraints):
-            ignored.add(node.name)
-            continue
-        for i, c in counted:
-            s.pod_counts[i].setdefault(labels.get(c.topology_key, ""), 0)
-    candidates = len(filtered_nodes) - len(ignored)
-    s.weights = [
-        topology_normalizing_weight(candidates if s.is_hostname[i] else len(s.pod_counts[i]))
-        for i in range(len(constraints))
-    ]
     if not counted:
         return s
     required = RequiredNodeAffinity(pod)
@@ -88,6 +87,62 @@ def compute_pre_score_state(
     return s
 
 
+def indexed_pre_score_state(
+    constraints: list[Constraint],
+    pod: PodInfo,
+    filtered_nodes: Sequence[NodeInfo],
+    snapshot: Snapshot,
+    require_all_topologies: bool,
+) -> PreScoreState | None:
+    """``compute_pre_score_state`` from the cache's per-node counts; None when a constraint
+    must judge every node on its own (as ``indexed_pre_filter_state``)."""
+    if reads_every_node(constraints, RequiredNodeAffinity(pod)):
+        return None
+    s = _init_pre_score_state(constraints, filtered_nodes, require_all_topologies)
+    node_map = snapshot.node_info_map
+    for i, c in enumerate(constraints):
+        per_node = live_counts(snapshot, c.selector, pod.namespace)
+        if s.is_hostname[i]:
+            s.host_counts[i] = per_node
+            continue
+        domain, key = s.pod_counts[i], c.topology_key
+        for name, n in per_node.items():
+            node = node_map.get(name)
+            if node is None:
+                continue
+            labels = node.labels
+            if require_all_topologies and not node_has_keys(labels, constraints):
+                continue
+            value = labels.get(key, "")
+            if value in domain:
+                domain[value] += n
+    return s
+
+
+def _init_pre_score_state(
+    constraints: list[Constraint],
+    filtered_nodes: Sequence[NodeInfo],
+    require_all_topologies: bool,
+) -> PreScoreState:
+    """The candidates' domains (counts at 0), the ignored candidates and the weights."""
+    s = PreScoreState(constraints)
+    ignored = s.ignored_nodes
+    counted = [(i, c) for i, c in enumerate(constraints) if not s.is_hostname[i]]
+    for node in filtered_nodes:
+        labels = node.labels
+        if require_all_topologies and not node_has_keys(labels, constraints):
+            ignored.add(node.name)
+            continue
+        for i, c in counted:
+            s.pod_counts[i].setdefault(labels.get(c.topology_key, ""), 0)
+    candidates = len(filtered_nodes) - len(ignored)
+    s.weights = [
+        topology_normalizing_weight(candidates if s.is_hostname[i] else len(s.pod_counts[i]))
+        for i in range(len(constraints))
+    ]
+    return s
+
+
 def _round_half_away(x: float) -> int:
     """Go's ``math.Round`` (Python's ``round`` rounds half to even)."""
     return math.floor(x + 0.5) if x >= 0 else -math.floor(-x + 0.5)
@@ -103,7 +158,11 @@ def score_node(s: PreScoreState, pod: PodInfo, node: NodeInfo, memo: PodCountMem
         if value is None:
             continue
         if s.is_hostname[i]:
-            count = memo.count(node, c.selector, pod.namespace)
+            host = s.host_counts[i]
+            if host is None:
+                count = memo.count(node, c.selector, pod.namespace)
+            else:
+                count = host.get(node.name, 0)
         else:
             count = s.pod_counts[i].get(value, 0)
         total += count * s.weights[i] + (c.max_skew - 1)

@@ -1,0 +1,84 @@
+"""Per-node values kept between cycles (shared by the resource Filter and Score plugins).
+
+A backlog's pods mostly ask for the same resources and a cycle changes one node (the one it
+binds to), so a value that depends only on a node's state and on the pod's requests is, for
+every other node, what it was last cycle. ``NodeValues`` keeps such values per pod-side key,
+in the order of the snapshot's node list, and recomputes only the nodes the snapshot's
+change log (``Snapshot.node_log``) names. A node that is not the snapshot's own (a clone
+made for preemption, a node of a test) is computed afresh, never kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from typing import Generic, TypeVar
+
+from multisched.cache import NodeInfo, Snapshot
+
+V = TypeVar("V")
+
+#: Pod-side keys kept at most (distinct request vectors of recent cycles).
+MAX_KEYS = 32
+
+
+class _Table(Generic[V]):
+    __slots__ = ("epoch", "position", "values")
+
+    def __init__(self, epoch: int, position: int, size: int) -> None:
+        self.epoch = epoch
+        #: How much of the change log is applied.
+        self.position = position
+        self.values: list[V | None] = [None] * size
+
+
+class NodeValues(Generic[V]):
+    __slots__ = ("_tables",)
+
+    def __init__(self) -> None:
+        self._tables: dict[Hashable, _Table[V]] = {}
+
+    def values(
+        self,
+        snapshot: Snapshot | None,
+        key: Hashable,
+        nodes: Sequence[NodeInfo],
+        compute: Callable[[Sequence[NodeInfo]], list[V]],
+    ) -> list[V]:
+        """``compute(nodes)``, computing only the nodes changed since their values were
+        kept under ``key``."""
+        if snapshot is None or not snapshot.node_info_list:
+            return compute(nodes)
+        table = self._current(snapshot, key)
+        values = table.values
+        listed = snapshot.node_info_list
+        try:
+            out = [values[n.index] if listed[n.index] is n else None for n in nodes]
+        except IndexError:  # a node of another cache
+            return compute(nodes)
+        if None not in out:
+            return out  # type: ignore[return-value]
+        stale = [i for i, v in enumerate(out) if v is None]
+        fresh = compute([nodes[i] for i in stale])
+        for i, value in zip(stale, fresh, strict=True):
+            out[i] = value
+            node = nodes[i]
+            if listed[node.index] is node:
+                values[node.index] = value
+        return out  # type: ignore[return-value]
+
+    def _current(self, snapshot: Snapshot, key: Hashable) -> _Table[V]:
+        """The table for ``key`` with the change log applied."""
+        log, size = snapshot.node_log, len(snapshot.node_info_list)
+        table = self._tables.get(key)
+        if table is None or table.epoch != snapshot.log_epoch:
+            if table is None and len(self._tables) >= MAX_KEYS:
+                self._tables.clear()
+            table = self._tables[key] = _Table(snapshot.log_epoch, len(log), size)
+            return table
+        values = table.values
+        if len(values) < size:
+            values.extend([None] * (size - len(values)))
+        for index in log[table.position :]:
+            values[index] = None
+        table.position = len(log)
+        return table
