@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from .cluster import node, simple_pod
+from .e2e import objects
 
 
 @contextlib.contextmanager
@@ -107,12 +108,25 @@ def live_figures(nodes: int, pods: int, pending: int) -> dict[str, Any]:
         }
 
 
-def simulate_file(path: Path, nodes: int, pending: int) -> None:
+def simulate_file(path: Path, nodes: int, pending: int, kind: str = "simple") -> None:
+    """``simple``: requests only, on nodes of varied sizes. ``mixed``: scenario (s)'s mixed
+    shape (plain, spread, anti-affinity, affinity in turn) on the e2e bench's nodes (3 zones)."""
     import random
 
     rng = random.Random(1)
-    docs: list[dict[str, Any]] = [node(i, rng) for i in range(nodes)]
-    docs += [simple_pod(i) for i in range(pending)]
+    docs: list[dict[str, Any]]
+    if kind == "mixed":
+        docs = [{**objects.node(i), "status": objects.node_status()} for i in range(nodes)]
+        for i in range(pending):
+            pod = objects.shaped_pod("sim", "bench", i, "mixed", nodes)
+            pod["metadata"]["namespace"] = "default"
+            docs.append(pod)
+        # Copies: a dict used twice in one object (capacity and allocatable, a selector in two
+        # constraints) would dump as an anchor and an alias, which no user file has.
+        docs = json.loads(json.dumps(docs))
+    else:
+        docs = [node(i, rng) for i in range(nodes)]
+        docs += [simple_pod(i) for i in range(pending)]
     docs.append(
         {
             "apiVersion": "multisched.dev/v1alpha1",
@@ -125,7 +139,7 @@ def simulate_file(path: Path, nodes: int, pending: int) -> None:
     path.write_text(yaml.dump_all(docs, Dumper=dumper, explicit_start=True))
 
 
-def simulate_figures(nodes: int, pending: int) -> dict[str, Any]:
+def simulate_figures(nodes: int, pending: int, kind: str = "simple") -> dict[str, Any]:
     """``multisched simulate FILE -o json`` in-process: read, parse, schedule, render.
 
     A first run on a one-pod file loads the modules, so the figure is the command's
@@ -138,7 +152,7 @@ def simulate_figures(nodes: int, pending: int) -> dict[str, Any]:
         simulate_file(path, 1, 1)
         with contextlib.redirect_stdout(io.StringIO()):
             main(["simulate", str(path), "-o", "json"])
-        simulate_file(path, nodes, pending)
+        simulate_file(path, nodes, pending, kind)
         out = io.StringIO()
         start, cpu_start = time.perf_counter(), time.process_time()
         with contextlib.redirect_stdout(out):
@@ -152,6 +166,7 @@ def simulate_figures(nodes: int, pending: int) -> dict[str, Any]:
     return {
         "nodes": nodes,
         "pending": pending,
+        "kind": kind,
         "scheduled": placed,
         "seconds": round(elapsed, 2),
         "cpu_seconds": round(cpu, 2),
@@ -165,7 +180,8 @@ def simulate_figures(nodes: int, pending: int) -> dict[str, Any]:
 def main() -> None:
     which = sys.argv[1]
     if which == "simulate":
-        print(json.dumps(simulate_figures(int(sys.argv[2]), int(sys.argv[3]))))
+        kind = sys.argv[4] if len(sys.argv) > 4 else "simple"
+        print(json.dumps(simulate_figures(int(sys.argv[2]), int(sys.argv[3]), kind)))
     else:
         print(json.dumps(live_figures(int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]))))
 

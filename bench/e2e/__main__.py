@@ -22,7 +22,8 @@ from .controlplane import control_plane, missing_binaries
 from .gangs import gang_scenario
 from .kube import Kube
 from .procs import Contender, kube_scheduler, multisched
-from .scenarios import Bench, Sizes, log, profile_scheduler_name
+from .report import Table, medians
+from .scenarios import TARGETS, Bench, Sizes, log, profile_scheduler_name
 from .shapes import shape_scenario
 
 SCENARIOS = "abcdvgs"
@@ -103,6 +104,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="comma-separated subset of kube-scheduler,multisched",
     )
     parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="run the scenarios this many times on one control plane and print, per figure, "
+        "the median and the median of the per-run ratios with their range",
+    )
+    parser.add_argument(
         "--concurrency", type=int, default=32, help="API requests in flight while populating"
     )
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
@@ -148,37 +156,61 @@ async def bench(args: argparse.Namespace) -> int:
         async with Kube(cp.url, cp.token) as kube:
             b = Bench(kube, cp, contenders, sizes, args.timeout, args.concurrency)
             await b.setup()
-            if "c" in args.scenarios:
-                await b.backlog()
-            if "d" in args.scenarios:
-                await b.stream()
-            if "v" in args.scenarios:
-                await b.volume_backlog()
-            if "g" in args.scenarios:
-                await gang_scenario(b)
-            if "s" in args.scenarios:  # before (a), (b): no running pods for the shapes to scan
-                await shape_scenario(b, args.shape_nodes or [sizes.nodes])
-            if "a" in args.scenarios:
-                await b.startup("a", sizes.running)
-            if "b" in args.scenarios:
-                await b.startup("b", sizes.running_large)
+            tables = []
+            for n in range(args.repeat):
+                if args.repeat > 1:
+                    log(f"run {n + 1} of {args.repeat}")
+                    b.table = Table(TARGETS)
+                await _scenarios(b, args, sizes)
+                tables.append(b.table)
         log(f"done; {_load()}")
         names = [c.name for c in contenders]
         print()
-        print(b.table.render(names))
+        if len(tables) > 1:
+            print(f"medians of {len(tables)} runs")
+            print(medians(tables, names))
+        else:
+            print(b.table.render(names))
         print(NOTES)
         if args.scale != 1:
             print(f"issue 7's targets are set for scale 1; this run is at scale {args.scale}.")
         if args.json:
             meta = {"scale": args.scale, "sizes": sizes.__repr__(), "schedulers": names}
-            b.table.dump(args.json, meta)
+            for n, table in enumerate(tables, 1):
+                # One file per run when repeated: name-run1.json, name-run2.json, ...
+                path = (
+                    args.json.with_stem(f"{args.json.stem}-run{n}")
+                    if len(tables) > 1
+                    else args.json
+                )
+                table.dump(path, meta)
     return 0
+
+
+async def _scenarios(b: Bench, args: argparse.Namespace, sizes: Sizes) -> None:
+    if "c" in args.scenarios:
+        await b.backlog()
+    if "d" in args.scenarios:
+        await b.stream()
+    if "v" in args.scenarios:
+        await b.volume_backlog()
+    if "g" in args.scenarios:
+        await gang_scenario(b)
+    if "s" in args.scenarios:  # before (a), (b): no running pods for the shapes to scan
+        await shape_scenario(b, args.shape_nodes or [sizes.nodes])
+    if "a" in args.scenarios:
+        await b.startup("a", sizes.running)
+    if "b" in args.scenarios:
+        await b.startup("b", sizes.running_large)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.scale <= 0 or args.timeout <= 0 or args.concurrency < 1:
-        print("error: --scale and --timeout must be > 0, --concurrency >= 1", file=sys.stderr)
+    if args.scale <= 0 or args.timeout <= 0 or args.concurrency < 1 or args.repeat < 1:
+        print(
+            "error: --scale and --timeout must be > 0, --concurrency and --repeat >= 1",
+            file=sys.stderr,
+        )
         return 2
     unknown = set(args.scenarios) - set(SCENARIOS)
     if unknown:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import statistics
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -127,3 +128,45 @@ class Table:
             for r in self.rows()
         ]
         path.write_text(json.dumps({**meta, "rows": rows}, indent=2) + "\n")
+
+
+def medians(tables: Sequence[Table], contenders: list[str]) -> str:
+    """Several runs' tables as one: per row, the median of each contender's figures and the
+    median of the per-run ratios multisched/kube-scheduler with their range (runs in which a
+    figure is missing are left out of that row)."""
+    keyed: dict[tuple[str, str], list[Row]] = {}
+    for table in tables:
+        for key, row in sorted(table._rows.items(), key=lambda kv: kv[0][0]):
+            keyed.setdefault(key, []).append(row)
+    both = KUBE_SCHEDULER in contenders and MULTISCHED in contenders
+    header = ["scenario", "measure", *contenders]
+    if both:
+        header += ["median ratio", "ratio range", "runs"]
+    lines = [header]
+    last = ""
+    for rows in keyed.values():
+        first = rows[0]
+        cells = [first.scenario if first.scenario != last else "", first.measure]
+        for c in contenders:
+            values = [v for r in rows if (v := r.value(c)) is not None]
+            unit = next((r.figures[c].unit for r in rows if c in r.figures), "")
+            cells.append(Figure(statistics.median(values), unit).text() if values else "-")
+        if both:
+            ratios = [x for r in rows if (x := r.ratio_value()) is not None]
+            if ratios:
+                cells += [
+                    f"{statistics.median(ratios):.2f}x",
+                    f"{min(ratios):.2f}-{max(ratios):.2f}",
+                    str(len(ratios)),
+                ]
+            else:
+                cells += ["-", "-", "0"]
+        lines.append(cells)
+        last = first.scenario
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    out = []
+    for n, line in enumerate(lines):
+        out.append("  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip())
+        if n == 0:
+            out.append("  ".join("-" * w for w in widths))
+    return "\n".join(out)
