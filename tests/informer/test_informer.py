@@ -14,7 +14,7 @@ import pytest
 
 from multisched.informer.informer import Backoff, Informer, InformerSettings
 from multisched.operator.intake import Feed, Intake
-from multisched.transport import Resource
+from multisched.transport import Resource, list_pages
 
 from .fake_api import FakeApi, Recorder, obj, until
 
@@ -291,3 +291,32 @@ async def test_a_required_kind_not_served_is_an_outage() -> None:
     async with informing(api, rec) as (informer, _):
         await until("the failure", lambda: informer.in_outage)
         assert not informer.synced.is_set()
+
+
+async def test_the_next_page_is_asked_for_while_the_caller_digests_one() -> None:
+    api = FakeApi()
+    api.put(obj("a", 1), obj("b", 2), obj("c", 3), obj("d", 4), obj("e", 5))
+    async with api as api_client:
+        pages = list_pages(api_client, NODES, page_size=2)
+        first = await anext(pages)
+        assert [o["metadata"]["name"] for o in first.items] == ["a", "b"]
+        # Page 2 is on its way before the caller asks for it.
+        await until("the second page's request", lambda: len(api.list_requests) == 2)
+        assert api.list_requests[1]["continue"] == "2"
+        rest = [o["metadata"]["name"] async for page in pages for o in page.items]
+        assert rest == ["c", "d", "e"]
+        assert len(api.list_requests) == 3
+
+
+async def test_a_caller_that_stops_early_cancels_the_page_on_its_way() -> None:
+    api = FakeApi()
+    api.put(obj("a", 1), obj("b", 2), obj("c", 3))
+    api.list_gate = asyncio.Event()  # no page is answered until it is set
+    async with api as api_client:
+        pages = list_pages(api_client, NODES, page_size=2)
+        api.list_gate.set()
+        await anext(pages)
+        api.list_gate.clear()  # the prefetched page hangs
+        await until("the prefetch", lambda: len(api.list_requests) == 2)
+        await asyncio.wait_for(pages.aclose(), 2)  # returns: the hanging request is cancelled
+        api.list_gate.set()

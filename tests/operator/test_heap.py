@@ -13,6 +13,7 @@ from kubernetes_asyncio import client as k8s
 
 from kmock_support import declare_kinds, namespaces_listable
 from multisched.operator import heap
+from multisched.operator import runtime as runtime_module
 from multisched.operator.client import Api
 from multisched.operator.options import Options
 from multisched.operator.runtime import Runtime
@@ -52,6 +53,7 @@ async def test_the_runtime_calls_on_synced_once_when_the_first_listing_is_in(
 ) -> None:
     declare_kinds(kmock)
     namespaces_listable(monkeypatch)
+    monkeypatch.setattr(runtime_module, "SYNCED_HOOK_DELAY_SECONDS", 0.05)
     api_client = k8s.ApiClient(k8s.Configuration(host=str(kmock.url).rstrip("/")))
     rt = Runtime(
         Options(http_port=0, secure_port=0),

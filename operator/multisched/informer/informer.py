@@ -16,7 +16,6 @@ and resourceVersion: the store behind the handlers decides what to keep.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import random
 import time
@@ -27,7 +26,7 @@ from typing import Any
 import aiohttp
 from kubernetes_asyncio import client as k8s
 
-from multisched.transport import ApiError, Resource, list_pages, raise_for_status
+from multisched.transport import ApiError, Resource, decode_json, list_pages, raise_for_status
 
 logger = logging.getLogger(__name__)
 
@@ -332,7 +331,7 @@ class Informer:
 
     def _on_line(self, line: bytes) -> None:
         try:
-            event = json.loads(line)
+            event = decode_json(line)
         except (ValueError, RecursionError) as exc:
             # One undecodable object must not stop the kind: skip it, say so.
             logger.warning(

@@ -6,12 +6,21 @@ commands, the binding client and leader election all stand on this room.
 """
 
 from .errors import ApiError
-from .requests import ListResult, Resource, list_objects, list_pages, raise_for_status, request_json
+from .requests import (
+    ListResult,
+    Resource,
+    decode_json,
+    list_objects,
+    list_pages,
+    raise_for_status,
+    request_json,
+)
 
 __all__ = [
     "ApiError",
     "ListResult",
     "Resource",
+    "decode_json",
     "list_objects",
     "list_pages",
     "raise_for_status",

@@ -2,16 +2,19 @@
 paginated LIST (limit/continue) of a kind, as plain JSON objects.
 
 The generated models of kubernetes_asyncio are slow to build and lossy (MicroTime), so
-bodies are decoded with ``json`` only; the ApiClient still does auth, TLS and refresh.
+bodies are decoded as plain JSON only; the ApiClient still does auth, TLS and refresh.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 from kubernetes_asyncio import client as k8s
 
 from .errors import ApiError
@@ -44,13 +47,23 @@ class ListResult:
     resource_version: str
 
 
+def decode_json(raw: bytes) -> Any:
+    """orjson (C, three times the standard library's speed on a list of pods), or the
+    standard library for what orjson refuses and JSON allows: nesting beyond 1,024 levels,
+    integers beyond 64 bits. Raises ValueError or RecursionError on what neither reads."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return json.loads(raw)
+
+
 def raise_for_status(status: int, raw: bytes, fallback: str) -> None:
     if 200 <= status < 300:
         return
     reason = message = ""
     try:
-        data = json.loads(raw) if raw else {}
-    except ValueError:
+        data = decode_json(raw) if raw else {}
+    except (ValueError, RecursionError):
         data = {}
     if isinstance(data, dict):
         reason, message = str(data.get("reason") or ""), str(data.get("message") or "")
@@ -95,7 +108,7 @@ async def request_json(
     finally:
         resp.release()
     raise_for_status(resp.status, raw, str(resp.reason or ""))
-    data = json.loads(raw) if raw else {}
+    data = decode_json(raw) if raw else {}
     if not isinstance(data, dict):
         raise ApiError(resp.status, f"{method} {path}: not a JSON object", "InvalidResponse")
     return data
@@ -114,11 +127,14 @@ async def list_pages(
     digest a page and let it go before the next one arrives. All pages are one snapshot:
     they carry the same resourceVersion.
 
+    The next page is asked for before a page is handed over, so the API server reads it
+    while the caller digests this one (a listing of 10,000 pods is 20 pages).
+
     A continue token that expired mid-list (410) is raised to the caller, which lists
     again from the start, as the reflector does.
     """
-    token = ""
-    while True:
+
+    def fetch(token: str) -> asyncio.Task[dict[str, Any]]:
         query: list[tuple[str, str]] = [("limit", str(page_size))]
         if field_selector:
             query.append(("fieldSelector", field_selector))
@@ -126,14 +142,23 @@ async def list_pages(
             query.append(("labelSelector", label_selector))
         if token:
             query.append(("continue", token))
-        page = await get_json(api_client, resource.path(), query, timeout)
-        meta = page.get("metadata") or {}
-        items = [item for item in page.get("items") or () if isinstance(item, dict)]
-        del page
-        yield ListResult(items, str(meta.get("resourceVersion") or ""))
-        token = str(meta.get("continue") or "")
-        if not token:
-            return
+        return asyncio.ensure_future(get_json(api_client, resource.path(), query, timeout))
+
+    pending: asyncio.Task[dict[str, Any]] | None = fetch("")
+    try:
+        while pending is not None:
+            page = await pending
+            meta = page.get("metadata") or {}
+            items = [item for item in page.get("items") or () if isinstance(item, dict)]
+            del page
+            token = str(meta.get("continue") or "")
+            pending = fetch(token) if token else None
+            yield ListResult(items, str(meta.get("resourceVersion") or ""))
+    finally:
+        if pending is not None:  # the caller stopped early: the next page is not wanted
+            pending.cancel()
+            with contextlib.suppress(BaseException):
+                await pending
 
 
 async def list_objects(
