@@ -11,6 +11,9 @@ from typing import Any
 
 from builders import node_dict, pod_dict
 from multisched.cache import Cache, PodInfo
+from multisched.config import parse_scheduler_profile_spec, resolve
+from multisched.framework import Framework
+from multisched.scheduler import Scheduler, default_registry
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
@@ -238,3 +241,24 @@ class Churn:
             self.add_node()
         else:
             self.add_pod()
+
+
+def populated(rng: random.Random, nodes: int, pods: int) -> tuple[Cache, Churn]:
+    """A cache of ``nodes`` random nodes and ``pods`` bound pods, its namespaces labelled."""
+    cache = Cache()
+    cache.set_namespace("default", {"env": "prod"})
+    cache.set_namespace("team-a", {"env": "prod"})
+    cache.set_namespace("team-b", {"env": "dev"})
+    churn = Churn(rng, cache)
+    for _ in range(nodes):
+        churn.add_node()
+    for _ in range(pods):
+        churn.add_pod()
+    return cache, churn
+
+
+def default_framework(cache: Cache) -> Framework:
+    """The default profile (scheduler name "s") over ``cache``."""
+    registry = default_registry(load_entry_points=False)
+    config = resolve(parse_scheduler_profile_spec({"profiles": [{"schedulerName": "s"}]}), registry)
+    return Scheduler(config, registry, cache=cache).profiles["s"]

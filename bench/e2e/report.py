@@ -109,13 +109,7 @@ class Table:
             cells.append(row.goal())
             lines.append(cells)
             last = row.scenario
-        widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-        out = []
-        for n, line in enumerate(lines):
-            out.append("  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip())
-            if n == 0:
-                out.append("  ".join("-" * w for w in widths))
-        return "\n".join(out)
+        return columns(lines)
 
     def dump(self, path: Path, meta: dict[str, object]) -> None:
         rows = [
@@ -128,6 +122,17 @@ class Table:
             for r in self.rows()
         ]
         path.write_text(json.dumps({**meta, "rows": rows}, indent=2) + "\n")
+
+
+def columns(lines: list[list[str]]) -> str:
+    """Rows of cells as aligned columns, the first row a header underlined."""
+    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
+    out = []
+    for n, line in enumerate(lines):
+        out.append("  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip())
+        if n == 0:
+            out.append("  ".join("-" * w for w in widths))
+    return "\n".join(out)
 
 
 def medians(tables: Sequence[Table], contenders: list[str]) -> str:
@@ -163,10 +168,4 @@ def medians(tables: Sequence[Table], contenders: list[str]) -> str:
                 cells += ["-", "-", "0"]
         lines.append(cells)
         last = first.scenario
-    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-    out = []
-    for n, line in enumerate(lines):
-        out.append("  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip())
-        if n == 0:
-            out.append("  ".join("-" * w for w in widths))
-    return "\n".join(out)
+    return columns(lines)

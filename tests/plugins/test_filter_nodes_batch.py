@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 
 from builders import node_dict, pod_dict
+from churn import default_framework
 from multisched.cache import Cache, PodInfo
-from multisched.config import parse_scheduler_profile_spec, resolve
-from multisched.framework import CycleState, Diagnosis, Framework, Status
+from multisched.framework import CycleState, Diagnosis, Status
 from multisched.framework.runtime import _batch_judge
-from multisched.scheduler import Algorithm, Scheduler, default_registry
+from multisched.scheduler import Algorithm
 
 TAINTS = [
     {"key": "dedicated", "value": "db", "effect": "NoSchedule"},
@@ -73,17 +73,11 @@ def _pod(rng: random.Random, name: str, nodes: int) -> PodInfo:
     return PodInfo.parse(body)
 
 
-def _framework(cache: Cache) -> Framework:
-    registry = default_registry(load_entry_points=False)
-    config = resolve(parse_scheduler_profile_spec({"profiles": [{"schedulerName": "s"}]}), registry)
-    return Scheduler(config, registry, cache=cache).profiles["s"]
-
-
 @pytest.mark.parametrize("seed", range(8))
 def test_filter_nodes_matches_filter_node_by_node(seed: int) -> None:
     rng = random.Random(seed)
     cache = _cluster(rng, 60)
-    fwk = _framework(cache)
+    fwk = default_framework(cache)
     nodes = cache.snapshot.node_info_list
     batched = {
         "NodeUnschedulable",
@@ -122,7 +116,7 @@ def test_a_cycle_in_batches_equals_the_node_by_node_loop(seed: int, harsh: float
     # 300 nodes: a mild cluster has more feasible nodes than the search wants (it stops
     # before the last node), a harsh one fewer.
     cache = _cluster(rng, 300, harsh)
-    fwk = _framework(cache)
+    fwk = default_framework(cache)
     nodes = cache.snapshot.node_info_list
     batch = Algorithm(rng=random.Random(seed))
     sequential = Algorithm(rng=random.Random(seed))

@@ -11,15 +11,13 @@ import random
 import pytest
 
 from builders import pod_dict
-from churn import Churn
+from churn import Churn, default_framework, populated
 from multisched.cache import Cache, NodeInfo, PodInfo
-from multisched.config import parse_scheduler_profile_spec, resolve
-from multisched.framework import CycleState, Framework
+from multisched.framework import CycleState
 from multisched.plugins.node_resources_balanced_allocation import (
     NodeResourcesBalancedAllocation,
 )
 from multisched.plugins.node_resources_fit import NodeResourcesFit
-from multisched.scheduler import Scheduler, default_registry
 
 REQUESTS = [
     {"cpu": "100m", "memory": "128Mi"},
@@ -28,12 +26,6 @@ REQUESTS = [
     {"cpu": "500m"},
     {},
 ]
-
-
-def _framework(cache: Cache) -> Framework:
-    registry = default_registry(load_entry_points=False)
-    config = resolve(parse_scheduler_profile_spec({"profiles": [{"schedulerName": "s"}]}), registry)
-    return Scheduler(config, registry, cache=cache).profiles["s"]
 
 
 def _pod(rng: random.Random, name: str) -> PodInfo:
@@ -57,13 +49,8 @@ def _nodes(rng: random.Random, cache: Cache, k: int) -> list[NodeInfo]:
 @pytest.mark.parametrize("seed", range(10))
 def test_kept_values_equal_fresh_ones(seed: int) -> None:
     rng = random.Random(seed)
-    cache = Cache()
-    churn = Churn(rng, cache)
-    for _ in range(25):
-        churn.add_node()
-    for _ in range(60):
-        churn.add_pod()
-    fwk = _framework(cache)
+    cache, churn = populated(rng, 25, 60)
+    fwk = default_framework(cache)
     fit = fwk.plugins["NodeResourcesFit"]
     balanced = fwk.plugins["NodeResourcesBalancedAllocation"]
     # The same plugins without a snapshot: no values kept, every call computes.

@@ -14,10 +14,16 @@ from typing import Any
 
 import pytest
 
-from churn import LABEL_VALUES, NAMESPACES, Churn, random_incoming
+from churn import (
+    LABEL_VALUES,
+    NAMESPACES,
+    Churn,
+    default_framework,
+    populated,
+    random_incoming,
+)
 from multisched.cache import Cache, PodInfo
 from multisched.cache import pod_counts as pod_counts_module
-from multisched.config import parse_scheduler_profile_spec, resolve
 from multisched.framework import CycleState, Framework
 from multisched.plugins.interpodaffinity.plugin import (
     PRE_FILTER_STATE_KEY as IPA_PRE_FILTER,
@@ -31,13 +37,6 @@ from multisched.plugins.podtopologyspread.plugin import (
 from multisched.plugins.podtopologyspread.plugin import (
     PRE_SCORE_STATE_KEY as PTS_PRE_SCORE,
 )
-from multisched.scheduler import Scheduler, default_registry
-
-
-def _framework(cache: Cache) -> Framework:
-    registry = default_registry(load_entry_points=False)
-    config = resolve(parse_scheduler_profile_spec({"profiles": [{"schedulerName": "s"}]}), registry)
-    return Scheduler(config, registry, cache=cache).profiles["s"]
 
 
 def _statuses(got: dict[int, Any]) -> dict[int, tuple[Any, ...]]:
@@ -115,16 +114,8 @@ def _compare_cycle(fwk: Framework, pod: PodInfo) -> None:
 
 def _run(seed: int, nodes: int, pods: int, cycles: int) -> None:
     rng = random.Random(seed)
-    cache = Cache()
-    cache.set_namespace("default", {"env": "prod"})
-    cache.set_namespace("team-a", {"env": "prod"})
-    cache.set_namespace("team-b", {"env": "dev"})
-    churn = Churn(rng, cache)
-    for _ in range(nodes):
-        churn.add_node()
-    for _ in range(pods):
-        churn.add_pod()
-    fwk = _framework(cache)
+    cache, churn = populated(rng, nodes, pods)
+    fwk = default_framework(cache)
     for k in range(cycles):
         _compare_cycle(fwk, random_incoming(rng, f"in{k}"))
         for _ in range(rng.randint(0, 6)):

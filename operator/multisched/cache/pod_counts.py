@@ -89,26 +89,16 @@ class SelectorIndex:
         selector and ``first_label`` is one label it requires (None if it requires none)."""
         self._tick += 1
         entry = self._entries.get((namespace, key))
-        if entry is None:
-            entry = self._register(namespace, key, matches, first_label)
+        if entry is None:  # registered now: one scan of the cache
+            if len(self._entries) >= MAX_SELECTORS:
+                self._evict()
+            entry = SelectorCounts(namespace, matches, first_label)
+            for pod in self._pods():
+                if pod.namespace == namespace and matches(pod.labels):
+                    entry.add(pod, 1)
+            self._entries[(namespace, key)] = entry
+            self._bucket(entry).append(entry)
         entry.used = self._tick
-        return entry
-
-    def _register(
-        self,
-        namespace: str,
-        key: Hashable,
-        matches: Matcher,
-        first_label: tuple[str, str] | None,
-    ) -> SelectorCounts:
-        if len(self._entries) >= MAX_SELECTORS:
-            self._evict()
-        entry = SelectorCounts(namespace, matches, first_label)
-        for pod in self._pods():
-            if pod.namespace == namespace and matches(pod.labels):
-                entry.add(pod, 1)
-        self._entries[(namespace, key)] = entry
-        self._bucket(entry).append(entry)
         return entry
 
     def _bucket(self, entry: SelectorCounts) -> list[SelectorCounts]:

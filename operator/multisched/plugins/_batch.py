@@ -23,3 +23,8 @@ def failing(
         if status is not None:
             out[i] = status
     return out
+
+
+def for_every_node(nodes: Sequence[NodeInfo], status: Status) -> dict[int, Status]:
+    """``status`` for each of ``nodes`` (a batch's answer when the cycle state is missing)."""
+    return dict.fromkeys(range(len(nodes)), status)

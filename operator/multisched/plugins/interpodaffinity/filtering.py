@@ -7,7 +7,7 @@ self-affinity special case relies on.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from multisched.cache import AffinityTerm, NodeInfo, PodInfo, Snapshot
 
@@ -52,6 +52,16 @@ def add_count(counts: TopologyCounts, labels: Mapping[str, str], key: str, delta
         counts.pop(pair, None)
 
 
+def counted_nodes(
+    node_map: Mapping[str, NodeInfo], per_node: Mapping[str, int]
+) -> Iterator[tuple[Mapping[str, str], int]]:
+    """(labels, pods) of each node in ``per_node`` (node name -> pods) that is in the snapshot."""
+    for name, n in per_node.items():
+        node = node_map.get(name)
+        if node is not None:
+            yield node.labels, n
+
+
 def add_node_counts(
     counts: TopologyCounts,
     node_map: Mapping[str, NodeInfo],
@@ -59,11 +69,9 @@ def add_node_counts(
     key: str,
     weight: int,
 ) -> None:
-    """``add_count`` of ``weight`` for each pod counted in ``per_node`` (node name -> pods)."""
-    for name, n in per_node.items():
-        node = node_map.get(name)
-        if node is not None:
-            add_count(counts, node.labels, key, weight * n)
+    """``add_count`` of ``weight`` for each pod counted in ``per_node``."""
+    for labels, n in counted_nodes(node_map, per_node):
+        add_count(counts, labels, key, weight * n)
 
 
 def term_counts(snapshot: Snapshot, term: AffinityTerm, namespace: str) -> dict[str, int]:

@@ -24,6 +24,7 @@ from multisched.framework import (
 )
 from multisched.queue.events import ADD, ALL, NODE, POD, UPDATE_NODE_LABEL, ClusterEvent
 
+from .._batch import for_every_node
 from .filtering import PreFilterState
 from .scoring import PreScoreState, ScoreCounter, ScoreMap, indexed_scores
 
@@ -142,8 +143,9 @@ class InterPodAffinity:
     ) -> dict[int, Status]:
         s: PreFilterState | None = state.get(PRE_FILTER_STATE_KEY)
         if s is None:
-            error = Status.error(f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState')
-            return dict.fromkeys(range(len(nodes)), error)
+            return for_every_node(
+                nodes, Status.error(f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState')
+            )
         out = {}
         for i, node in enumerate(nodes):
             status = _judge(s, node.labels)

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 from multisched.cache import NodeInfo, PodInfo, Snapshot, WeightedAffinityTerm
 
-from .filtering import NamespaceLabels, incoming_term_matches, term_counts
+from .filtering import NamespaceLabels, counted_nodes, incoming_term_matches, term_counts
 
 ScoreMap = dict[str, dict[str, int]]
 
@@ -86,10 +86,8 @@ def _add_node_scores(
     key: str,
     weight: int,
 ) -> None:
-    for name, n in per_node.items():
-        node = node_map.get(name)
-        if node is not None:
-            _add_score(scores, node.labels, key, weight * n)
+    for labels, n in counted_nodes(node_map, per_node):
+        _add_score(scores, labels, key, weight * n)
 
 
 def indexed_scores(pod: PodInfo, snapshot: Snapshot, hard_weight: int) -> ScoreMap | None:

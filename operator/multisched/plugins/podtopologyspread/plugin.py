@@ -33,6 +33,7 @@ from multisched.queue.events import (
     ClusterEvent,
 )
 
+from .._batch import for_every_node
 from .args import (
     DO_NOT_SCHEDULE,
     SCHEDULE_ANYWAY,
@@ -59,6 +60,7 @@ from .scoring import (
     indexed_pre_score_state,
     normalize,
     score_node,
+    score_nodes,
 )
 
 NAME = "PodTopologySpread"
@@ -165,8 +167,9 @@ class PodTopologySpread:
     ) -> dict[int, Status]:
         s: PreFilterState | None = state.get(PRE_FILTER_STATE_KEY)
         if s is None:
-            error = Status.error(f'reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
-            return dict.fromkeys(range(len(nodes)), error)
+            return for_every_node(
+                nodes, Status.error(f'reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
+            )
         failed = failing_nodes(s, nodes)
         if not failed:
             return {}
@@ -217,8 +220,7 @@ class PodTopologySpread:
         s: PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)
         if s is None:
             raise PluginError(f'error reading "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
-        counts = self._counts
-        return [score_node(s, pod, node, counts) for node in nodes]
+        return score_nodes(s, pod, nodes, self._counts)
 
     def normalize_score(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], scores: list[int]

@@ -169,6 +169,37 @@ def score_node(s: PreScoreState, pod: PodInfo, node: NodeInfo, memo: PodCountMem
     return _round_half_away(total)
 
 
+def score_nodes(
+    s: PreScoreState, pod: PodInfo, nodes: Sequence[NodeInfo], memo: PodCountMemo
+) -> list[int]:
+    """``score_node`` for every node: one pass per constraint, each node's terms added in
+    constraint order as ``score_node`` adds them (so the floats round alike)."""
+    totals = [0.0] * len(nodes)
+    for i, c in enumerate(s.constraints):
+        key, weight, extra = c.topology_key, s.weights[i], c.max_skew - 1
+        host = s.host_counts[i]
+        domain = s.pod_counts[i]
+        hostname = s.is_hostname[i]
+        for j, node in enumerate(nodes):
+            value = node.labels.get(key)
+            if value is None:
+                continue
+            if not hostname:
+                count = domain.get(value, 0)
+            elif host is not None:
+                count = host.get(node.name, 0)
+            else:
+                count = memo.count(node, c.selector, pod.namespace)
+            totals[j] += count * weight + extra
+    ignored = s.ignored_nodes
+    out = [_round_half_away(t) for t in totals]
+    if ignored:
+        for j, node in enumerate(nodes):
+            if node.name in ignored:
+                out[j] = 0
+    return out
+
+
 def normalize(
     s: PreScoreState, nodes: Sequence[NodeInfo], scores: list[int], max_node_score: int
 ) -> None:
