@@ -105,6 +105,14 @@ def _pods_matching_all(snapshot: Snapshot, terms: Sequence[AffinityTerm]) -> dic
     return out
 
 
+def _blocked(counts: TopologyCounts) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for (key, value), count in counts.items():
+        if count > 0:
+            out.setdefault(key, set()).add(value)
+    return out
+
+
 class PreFilterState:
     """Upstream ``preFilterState``; ``clone`` copies the counts (preemption edits them)."""
 
@@ -246,13 +254,19 @@ class PreFilterState:
                 return False
         return True
 
+    def anti_affinity_blocked(self) -> dict[str, set[str]]:
+        """``satisfies_anti_affinity`` as topology key -> the values a node must not have."""
+        return _blocked(self.anti_affinity_counts)
+
+    def existing_blocked(self) -> dict[str, set[str]]:
+        """``satisfies_existing_anti_affinity`` as topology key -> the values a node must
+        not have (kept until the counts change)."""
+        if self._blocked is None:
+            self._blocked = _blocked(self.existing_anti_affinity_counts)
+        return self._blocked
+
     def satisfies_existing_anti_affinity(self, labels: Mapping[str, str]) -> bool:
-        blocked = self._blocked
-        if blocked is None:
-            blocked = self._blocked = {}
-            for (key, value), count in self.existing_anti_affinity_counts.items():
-                if count > 0:
-                    blocked.setdefault(key, set()).add(value)
+        blocked = self.existing_blocked()
         for key, values in blocked.items():  # noqa: SIM110 - per-node hot path, no generator
             if labels.get(key) in values:
                 return False

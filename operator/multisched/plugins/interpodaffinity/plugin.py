@@ -146,12 +146,7 @@ class InterPodAffinity:
             return for_every_node(
                 nodes, Status.error(f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState')
             )
-        out = {}
-        for i, node in enumerate(nodes):
-            status = _judge(s, node.labels)
-            if status is not None:
-                out[i] = status
-        return out
+        return _failing(s, nodes)
 
     # -- PreScore / Score ------------------------------------------------------------------
 
@@ -201,7 +196,13 @@ class InterPodAffinity:
         s: PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)
         if s is None:
             raise PluginError(f'failed to read "{PRE_SCORE_STATE_KEY}" from cycleState')
-        return [_topology_score(s, node.labels) for node in nodes]
+        totals = [0] * len(nodes)
+        for key, by_value in s.topology_score.items():
+            for j, node in enumerate(nodes):
+                value = node.labels.get(key)
+                if value is not None:
+                    totals[j] += by_value.get(value, 0)
+        return totals
 
     def normalize_score(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], scores: list[int]
@@ -237,6 +238,33 @@ def _judge(s: PreFilterState, labels: Mapping[str, str]) -> Status | None:
     if not s.satisfies_existing_anti_affinity(labels):
         return Status.unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
     return None
+
+
+def _failing(s: PreFilterState, nodes: Sequence[NodeInfo]) -> dict[int, Status]:
+    """``_judge`` for many nodes: the failing ones by index (one status per reason)."""
+    anti, existing = s.anti_affinity_blocked(), s.existing_blocked()
+    affinity = bool(s.affinity_terms)
+    if not affinity and not anti and not existing:
+        return {}
+    unmatched = Status.unresolvable(ERR_REASON_AFFINITY_RULES_NOT_MATCH)
+    repelled = Status.unschedulable(ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH)
+    repelled_by_existing = Status.unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
+    out: dict[int, Status] = {}
+    for i, node in enumerate(nodes):
+        labels = node.labels
+        if affinity and not s.satisfies_affinity(labels):
+            out[i] = unmatched
+            continue
+        for key, values in anti.items():
+            if labels.get(key) in values:
+                out[i] = repelled
+                break
+        else:
+            for key, values in existing.items():
+                if labels.get(key) in values:
+                    out[i] = repelled_by_existing
+                    break
+    return out
 
 
 PLUGIN = InterPodAffinity
