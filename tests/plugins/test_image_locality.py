@@ -94,6 +94,12 @@ CASES: list[tuple[str, PodInfo, list[Images], list[int]]] = [
         [1, 0],
     ),
     (
+        "images on no node: every node scores 0",
+        pod("gcr.io/none", "gcr.io/neither"),
+        [NODE_40_300_2000, NODE_20_30_40],
+        [0, 0],
+    ),
+    (
         "include InitContainers: two images spread on two nodes, prefer the larger image one",
         pod("gcr.io/30", init=("gcr.io/300",)),
         [NODE_40_300_2000, NODE_20_30_40],
@@ -113,8 +119,10 @@ def test_score(pod_info: PodInfo, node_images: list[Images], expected: list[int]
         cache.add_node(node_dict(f"node{i}", images=images or None))
     plugin = ImageLocality(None, _Handle(cache.snapshot))  # type: ignore[arg-type]
     state = CycleState()
-    got = [plugin.score(state, pod_info, n) for n in cache.snapshot.node_info_list]
+    nodes = cache.snapshot.node_info_list
+    got = [plugin.score(state, pod_info, n) for n in nodes]
     assert got == expected
+    assert plugin.score_nodes(state, pod_info, nodes) == expected  # the batch path agrees
 
 
 def test_score_follows_the_pod() -> None:

@@ -81,6 +81,10 @@ class Snapshot:
         """The pods of ``namespace`` that ``matches``, per node, kept current by the cache."""
         return self._cache.selector_index.counts(namespace, key, matches, first_label)
 
+    def has_image(self, name: str) -> bool:
+        """Whether some node reports the image ``name`` (as ``NodeInfo.image_states`` keys it)."""
+        return name in self._cache._images
+
     @property
     def terms(self) -> TermIndex:
         """The existing pods' pod (anti-)affinity terms, per node."""

@@ -81,9 +81,12 @@ class ImageLocality:
         its summary (one per image in the cache), so it is computed once per summary; a
         node's score only on the sum, so once per distinct sum."""
         images = self._pod_images(pod)
-        total_num_nodes = len(self._handle.snapshot.node_info_list)
+        snapshot = self._handle.snapshot
+        total_num_nodes = len(snapshot.node_info_list)
         if not images or total_num_nodes <= 0:
             return [0] * len(nodes)
+        if not any(snapshot.has_image(image) for image in images):
+            return [0] * len(nodes)  # on no node: every sum is 0, and so is its score
         count = len(images)
         scaled: dict[int, int] = {}  # id(summary) -> its scaled score
         priority: dict[int, int] = {0: calculate_priority(0, count)}  # sum -> node score
