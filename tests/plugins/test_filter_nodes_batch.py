@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from builders import node_dict, pod_dict
-from churn import default_framework
+from churn import default_framework, populated, random_incoming
 from multisched.cache import Cache, PodInfo
 from multisched.framework import CycleState, Diagnosis, Status
 from multisched.framework.runtime import _batch_judge
@@ -116,14 +116,30 @@ def test_a_cycle_in_batches_equals_the_node_by_node_loop(seed: int, harsh: float
     # 300 nodes: a mild cluster has more feasible nodes than the search wants (it stops
     # before the last node), a harsh one fewer.
     cache = _cluster(rng, 300, harsh)
+    _compare_searches(cache, [_pod(rng, f"p{k}", 300) for k in range(40)], seed)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_batches_equal_the_loop_for_spread_and_affinity_pods(seed: int) -> None:
+    """PodTopologySpread and InterPodAffinity reject whole topology domains: the batches
+    grow with the pass rate seen, and must still stop where the loop stops."""
+    rng = random.Random(seed)
+    cache, churn = populated(rng, 150, 400)
+    pods = []
+    for k in range(40):
+        pods.append(random_incoming(rng, f"p{k}"))
+        churn.step()
+    _compare_searches(cache, pods, seed)
+
+
+def _compare_searches(cache: Cache, pods: list[PodInfo], seed: int) -> None:
     fwk = default_framework(cache)
     nodes = cache.snapshot.node_info_list
     batch = Algorithm(rng=random.Random(seed))
     sequential = Algorithm(rng=random.Random(seed))
     node_by_node = fwk.batch_filters
     batched_cycles = 0
-    for k in range(40):
-        pod = _pod(rng, f"p{k}", 300)
+    for pod in pods:
         outcomes = []
         for algo, batches in ((batch, True), (sequential, False)):
             state = CycleState()

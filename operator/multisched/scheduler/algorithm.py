@@ -274,36 +274,70 @@ def _filter_in_batches(
     diagnosis: Diagnosis,
 ) -> int:
     """The node-by-node loop's outcome (same feasible nodes, statuses and count of nodes
-    evaluated), judged a batch at a time. A batch holds as many nodes as feasible ones are
-    still wanted, so no node past the one that completes the search is judged.
+    evaluated), judged a batch at a time.
+
+    A batch holds as many nodes as should yield the feasible ones still wanted at the pass
+    rate seen so far (at first, exactly as many as are wanted). Nodes judged past the one
+    that completes the search are dropped unrecorded, as if never evaluated: judging has no
+    side effects (``BatchFilterPlugin``).
 
     Returns how many nodes were evaluated."""
     failed = diagnosis.node_to_status
     total = len(rotated)
-    processed = 0
+    processed = judged = passed = 0
     while processed < total and len(feasible) < to_find:
-        chunk = rotated[processed : processed + to_find - len(feasible)]
-        verdicts: dict[int, Status] = {}
-        alive: Sequence[NodeInfo] = chunk
-        where: Sequence[int] = range(len(chunk))  # alive[j] is chunk[where[j]]
-        for name, judge in batches:
-            out = judge(state, pod, alive)
-            if not out:
-                continue
-            for j, status in out.items():
-                if status.code != Code.SUCCESS:
-                    verdicts[where[j]] = fwk.filter_verdict(name, status)
-            alive = [node for j, node in enumerate(alive) if where[j] not in verdicts]
-            where = [k for k in where if k not in verdicts]
-        if verdicts:
-            for j in sorted(verdicts):
-                status = verdicts[j]
-                if status.code == Code.ERROR:
-                    raise SchedulingError(status.message())
-                failed[chunk[j].name] = status
-                diagnosis.unschedulable_plugins.add(status.plugin)
-            feasible.extend(alive)
-        else:
-            feasible.extend(chunk)
-        processed += len(chunk)
+        wanted = to_find - len(feasible)
+        size = wanted
+        if judged:  # a rejecting cluster: ask for enough nodes to find them in one go
+            rate = max(passed / judged, 0.05)
+            size = min(total - processed, int(wanted / rate * 1.1) + 1)
+        chunk = rotated[processed : processed + size]
+        verdicts = _judge_batch(fwk, state, pod, chunk, batches)
+        judged += len(chunk)
+        passed += len(chunk) - len(verdicts)
+        if not verdicts:
+            take = min(wanted, len(chunk))
+            feasible.extend(chunk[:take])
+            processed += take
+            continue
+        alive = [j for j in range(len(chunk)) if j not in verdicts]
+        # The search ends at the node that completes it: nodes after it are not evaluated.
+        end = alive[wanted - 1] + 1 if len(alive) >= wanted else len(chunk)
+        for j in sorted(verdicts):
+            if j >= end:
+                break
+            status = verdicts[j]
+            if status.code == Code.ERROR:
+                raise SchedulingError(status.message())
+            failed[chunk[j].name] = status
+            diagnosis.unschedulable_plugins.add(status.plugin)
+        feasible.extend(chunk[j] for j in alive[:wanted])
+        processed += end
     return processed
+
+
+def _judge_batch(
+    fwk: Framework,
+    state: CycleState,
+    pod: PodInfo,
+    chunk: Sequence[NodeInfo],
+    batches: list[tuple[str, BatchFilterFn]],
+) -> dict[int, Status]:
+    """Each failing node of ``chunk`` (by index) with the first filter's verdict on it."""
+    verdicts: dict[int, Status] = {}
+    alive: Sequence[NodeInfo] = chunk
+    where: Sequence[int] = range(len(chunk))  # alive[j] is chunk[where[j]]
+    for name, judge in batches:
+        out = judge(state, pod, alive)
+        if not out:
+            continue
+        last: tuple[Status, Status] | None = None  # many nodes often share one status
+        for j, status in out.items():
+            if status.code == Code.SUCCESS:
+                continue
+            if last is None or last[0] is not status:
+                last = (status, fwk.filter_verdict(name, status))
+            verdicts[where[j]] = last[1]
+        alive = [node for j, node in enumerate(alive) if where[j] not in verdicts]
+        where = [k for k in where if k not in verdicts]
+    return verdicts
