@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import gc
 from collections.abc import Iterator
+from types import SimpleNamespace
 
 import pytest
 from kmock import KubernetesEmulator
@@ -53,7 +54,7 @@ async def test_the_runtime_calls_on_synced_once_when_the_first_listing_is_in(
 ) -> None:
     declare_kinds(kmock)
     namespaces_listable(monkeypatch)
-    monkeypatch.setattr(runtime_module, "SYNCED_HOOK_DELAY_SECONDS", 0.05)
+    monkeypatch.setattr(runtime_module, "SYNCED_HOOK_POLL_SECONDS", 0.05)
     api_client = k8s.ApiClient(k8s.Configuration(host=str(kmock.url).rstrip("/")))
     rt = Runtime(
         Options(http_port=0, secure_port=0),
@@ -72,3 +73,33 @@ async def test_the_runtime_calls_on_synced_once_when_the_first_listing_is_in(
         assert rt.on_synced is None  # once: a later term as leader does not freeze again
     finally:
         await rt.stop()
+
+
+async def test_the_heap_is_frozen_when_the_queue_first_runs_dry(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Not while a backlog is being scheduled: a full collection would hold up its pods."""
+    monkeypatch.setattr(runtime_module, "SYNCED_HOOK_POLL_SECONDS", 0.01)
+    backlog = [3]  # the queue holds pods for three more looks
+
+    def has_active() -> bool:
+        backlog[0] -= 1
+        return backlog[0] >= 0
+
+    fake = SimpleNamespace(scheduler=SimpleNamespace(queue=SimpleNamespace(has_active=has_active)))
+    calls: list[int] = []
+    await Runtime._when_idle(fake, lambda: calls.append(backlog[0]))  # type: ignore[arg-type]
+    assert calls == [-1]  # once, after the queue was seen empty
+
+
+async def test_a_queue_that_never_runs_dry_freezes_at_the_latest_deadline(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(runtime_module, "SYNCED_HOOK_POLL_SECONDS", 0.01)
+    monkeypatch.setattr(runtime_module, "SYNCED_HOOK_MAX_DELAY_SECONDS", 0.05)
+    fake = SimpleNamespace(
+        scheduler=SimpleNamespace(queue=SimpleNamespace(has_active=lambda: True))
+    )
+    calls: list[bool] = []
+    await asyncio.wait_for(Runtime._when_idle(fake, lambda: calls.append(True)), 2)  # type: ignore[arg-type]
+    assert calls == [True]

@@ -50,8 +50,10 @@ from .secure import CachingReviewer, KubeReviewer, Reviewer, SecureServer, servi
 logger = logging.getLogger(__name__)
 
 USER_AGENT = "multisched"
-#: How long after the first full listing the start-up heap is frozen (see heap.py).
-SYNCED_HOOK_DELAY_SECONDS = 2.0
+#: The start-up heap is frozen (heap.py) when the queue first runs dry after the first
+#: listing, looked at this often, or this long after it at the latest.
+SYNCED_HOOK_POLL_SECONDS = 0.5
+SYNCED_HOOK_MAX_DELAY_SECONDS = 30.0
 
 
 class Runtime:
@@ -108,7 +110,7 @@ class Runtime:
         )
         #: The informers behind ``cluster``; built by ``start``.
         self.intake: Intake | None = None
-        #: Called once, shortly after the first loop has the first full listing (heap.freeze).
+        #: Called once, when the queue first runs dry after the first listing (heap.freeze).
         self.on_synced: Callable[[], None] | None = None
         self.elector: LeaderElector | None = None
         self._elector_task: asyncio.Task[None] | None = None
@@ -338,15 +340,24 @@ class Runtime:
             await self.intake.wait_synced()  # WaitForCacheSync
             hook, self.on_synced = self.on_synced, None
             if hook is not None:
-                # Not before the first cycles: a full collection of the listed cluster
-                # (~0.1 s at 10,000 pods) would delay the first binding by as much.
-                asyncio.get_running_loop().call_later(SYNCED_HOOK_DELAY_SECONDS, hook)
+                self._spawn(self._when_idle(hook))
             gate = self.intake.gate
         logger.info("scheduling loop started")
         try:
             await self.scheduler.run(stop, gate=gate)
         finally:
             logger.info("scheduling loop stopped")
+
+    async def _when_idle(self, hook: Callable[[], None]) -> None:
+        """``hook`` once the queue first runs dry after the first listing (at the latest
+        ``SYNCED_HOOK_MAX_DELAY_SECONDS`` on): a full collection of the listed cluster
+        (~0.1 s at 10,000 pods) then delays no pending pod."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + SYNCED_HOOK_MAX_DELAY_SECONDS
+        await asyncio.sleep(SYNCED_HOOK_POLL_SECONDS)
+        while self.scheduler.queue.has_active() and loop.time() < deadline:
+            await asyncio.sleep(SYNCED_HOOK_POLL_SECONDS)
+        hook()
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.ensure_future(coro)

@@ -196,6 +196,10 @@ class SchedulingQueue:
 
     # -- popping --------------------------------------------------------------------------
 
+    def has_active(self) -> bool:
+        """Whether activeQ may hold a pod to schedule now (stale entries count until popped)."""
+        return bool(self._active)
+
     def pop_nowait(self) -> QueuedPodInfo | None:
         self.flush_backoff_completed()
         while self._active:
