@@ -63,15 +63,11 @@ def counted_nodes(
 
 
 def add_node_counts(
-    counts: TopologyCounts,
-    node_map: Mapping[str, NodeInfo],
-    per_node: Mapping[str, int],
-    key: str,
-    weight: int,
+    counts: TopologyCounts, node_map: Mapping[str, NodeInfo], per_node: Mapping[str, int], key: str
 ) -> None:
-    """``add_count`` of ``weight`` for each pod counted in ``per_node``."""
+    """``add_count`` for each pod counted in ``per_node``."""
     for labels, n in counted_nodes(node_map, per_node):
-        add_count(counts, labels, key, weight * n)
+        add_count(counts, labels, key, n)
 
 
 def term_counts(snapshot: Snapshot, term: AffinityTerm, namespace: str) -> dict[str, int]:
@@ -189,7 +185,7 @@ class PreFilterState:
         for entry in snapshot.terms.anti_affinity.values():
             term = entry.term
             if term.matches(pod, ns):
-                add_node_counts(counts, node_map, entry.per_node, term.topology_key, 1)
+                add_node_counts(counts, node_map, entry.per_node, term.topology_key)
 
     def count_incoming_indexed(self, snapshot: Snapshot) -> bool:
         """``count_incoming`` from the cache's per-node counts; False (nothing counted) when
@@ -202,11 +198,11 @@ class PreFilterState:
             # An existing pod counts for affinity when it matches every term.
             per_node = _pods_matching_all(snapshot, self.affinity_terms)
             for term in self.affinity_terms:
-                add_node_counts(self.affinity_counts, node_map, per_node, term.topology_key, 1)
+                add_node_counts(self.affinity_counts, node_map, per_node, term.topology_key)
         for term in self.anti_affinity_terms:
             for namespace in term.namespaces:
                 per_node = term_counts(snapshot, term, namespace)
-                add_node_counts(self.anti_affinity_counts, node_map, per_node, term.topology_key, 1)
+                add_node_counts(self.anti_affinity_counts, node_map, per_node, term.topology_key)
         return True
 
     def _update_incoming(self, existing: PodInfo, labels: Mapping[str, str], delta: int) -> None:
