@@ -141,6 +141,25 @@ def random_bound_pod(rng: random.Random, name: str, node: str) -> PodInfo:
     return PodInfo.parse(body)
 
 
+def random_node_affinity(rng: random.Random) -> dict[str, Any]:
+    """Required node affinity: one or two terms (ORed) on the rack or zone, or by name."""
+    terms = []
+    for _ in range(rng.randint(1, 2)):
+        roll = rng.random()
+        if roll < 0.4:
+            values = [f"r{i}" for i in rng.sample(range(6), rng.randint(1, 3))]
+            expr = {"key": RACK, "operator": rng.choice(["In", "NotIn"]), "values": values}
+            terms.append({"matchExpressions": [expr]})
+        elif roll < 0.8:
+            op = rng.choice(["Exists", "DoesNotExist"])
+            terms.append({"matchExpressions": [{"key": rng.choice([ZONE, RACK]), "operator": op}]})
+        else:
+            name = f"n{rng.randrange(40):03d}"
+            field = {"key": "metadata.name", "operator": "NotIn", "values": [name]}
+            terms.append({"matchFields": [field]})
+    return {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}
+
+
 def random_incoming(rng: random.Random, name: str) -> PodInfo:
     meta: dict[str, Any] = {}
     if rng.random() < 0.2:
@@ -156,12 +175,15 @@ def random_incoming(rng: random.Random, name: str) -> PodInfo:
         ]
     tolerations = [{"key": "dedicated", "operator": "Exists"}] if rng.random() < 0.3 else None
     node_selector = {ZONE: rng.choice(["z0", "z1"])} if rng.random() < 0.15 else None
+    affinity = random_affinity(rng, namespace_selectors=rng.random() < 0.3)
+    if rng.random() < 0.25:  # required node affinity, which spread honors by default
+        affinity = {**(affinity or {}), "nodeAffinity": random_node_affinity(rng)}
     return PodInfo.parse(
         pod_dict(
             name,
             rng.choice(NAMESPACES),
             labels=random_labels(rng),
-            affinity=random_affinity(rng, namespace_selectors=rng.random() < 0.3),
+            affinity=affinity,
             spread=random_spread(rng),
             tolerations=tolerations,
             node_selector=node_selector,

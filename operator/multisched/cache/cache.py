@@ -9,7 +9,7 @@ pod is observed) or the binder forgets it (binding failed). Once the binding is 
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any
 
 from .groups import GroupStore
@@ -20,6 +20,8 @@ from .resources import Resource
 from .volumes import VolumeStore
 
 _NO_DEADLINE = float("inf")
+#: Sets of topology domains kept at most (per set of keys and node affinity asked for).
+MAX_DOMAIN_SETS = 64
 
 
 class Snapshot:
@@ -43,7 +45,7 @@ class Snapshot:
         self._affinity_list: list[NodeInfo] | None = None
         self._anti_affinity_list: list[NodeInfo] | None = None
         #: topology keys -> per key, its values on the nodes carrying every one of the keys.
-        self._domains: dict[tuple[str, ...], list[dict[str, int]]] = {}
+        self._domains: dict[tuple[tuple[str, ...], Hashable], list[dict[str, int]]] = {}
         #: Indexes (``NodeInfo.index``) of the nodes changed, in order, since the node list
         #: was last rebuilt (``log_epoch`` counts rebuilds): what per-node values kept
         #: between cycles must recompute.
@@ -90,21 +92,30 @@ class Snapshot:
         """The existing pods' pod (anti-)affinity terms, per node."""
         return self._cache.term_index
 
-    def topology_domains(self, keys: tuple[str, ...]) -> list[dict[str, int]]:
-        """For each of ``keys``, its values on the nodes that carry all of ``keys``, each
-        mapped to 0 (a fresh copy is the caller's to fill). Kept until a node's labels or
-        the node set change."""
-        domains = self._domains.get(keys)
+    def topology_domains(
+        self,
+        keys: tuple[str, ...],
+        accept: Callable[[NodeInfo], bool] | None = None,
+        accept_key: Hashable = None,
+    ) -> list[dict[str, int]]:
+        """For each of ``keys``, its values on the nodes that carry all of ``keys`` (and that
+        ``accept`` accepts, if given; ``accept_key`` names what it accepts), each mapped to
+        0: a fresh copy is the caller's to fill. Kept until a node's labels or the node set
+        change."""
+        cache_key = (keys, accept_key)
+        domains = self._domains.get(cache_key)
         if domains is None:
             domains = [{} for _ in keys]
             for node in self.node_info_list:
                 labels = node.labels
                 values = [labels.get(k) for k in keys]
-                if None in values:
+                if None in values or (accept is not None and not accept(node)):
                     continue
                 for domain, value in zip(domains, values, strict=True):
                     domain[value] = 0  # type: ignore[index]
-            self._domains[keys] = domains
+            if len(self._domains) >= MAX_DOMAIN_SETS:
+                self._domains.clear()
+            self._domains[cache_key] = domains
         return [dict(d) for d in domains]
 
     @property

@@ -227,13 +227,18 @@ def count_matching(pods: Sequence[PodInfo], selector: SpreadSelector, namespace:
     return count
 
 
-def reads_every_node(constraints: Sequence[Constraint], required: RequiredNodeAffinity) -> bool:
-    """Whether some constraint counts only nodes the pod itself could use (its node affinity
-    or its tolerations decide): then the cache's per-node counts alone cannot answer."""
-    for c in constraints:
-        if c.honor_node_taints or (c.honor_node_affinity and not required.selects_all):
-            return True
-    return False
+def honors_taints(constraints: Sequence[Constraint]) -> bool:
+    """Whether some constraint counts only nodes whose taints the pod tolerates
+    (nodeTaintsPolicy: Honor): the cache's per-node counts are not kept by tolerations."""
+    return any(c.honor_node_taints for c in constraints)
+
+
+def affinity_filters(
+    constraints: Sequence[Constraint], required: RequiredNodeAffinity
+) -> list[bool]:
+    """Per constraint, whether it counts only the nodes the pod's node affinity selects."""
+    narrowed = not required.selects_all
+    return [narrowed and c.honor_node_affinity for c in constraints]
 
 
 def live_counts(snapshot: Snapshot, selector: SpreadSelector, namespace: str) -> dict[str, int]:

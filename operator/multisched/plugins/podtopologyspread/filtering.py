@@ -17,10 +17,11 @@ from .._node_affinity_required import RequiredNodeAffinity
 from .common import (
     Constraint,
     PodCountMemo,
+    affinity_filters,
     has_untolerated_taint,
+    honors_taints,
     live_counts,
     node_has_keys,
-    reads_every_node,
 )
 
 _MAX_INT32 = 2**31 - 1
@@ -172,25 +173,31 @@ def indexed_pre_filter_state(
     constraints: list[Constraint], pod: PodInfo, snapshot: Snapshot
 ) -> PreFilterState | None:
     """``compute_pre_filter_state`` from the cache's per-node counts: only the nodes holding
-    matching pods are read. None when a constraint must judge every node on its own (a pod
-    with node affinity under nodeAffinityPolicy Honor, or nodeTaintsPolicy Honor)."""
-    required = RequiredNodeAffinity(pod)
-    if reads_every_node(constraints, required):
+    matching pods are read. None when a constraint honors taints (nodeTaintsPolicy: Honor),
+    which the counts are not kept by."""
+    if honors_taints(constraints):
         return None
-    counts = snapshot.topology_domains(tuple(c.topology_key for c in constraints))
+    required = RequiredNodeAffinity(pod)
+    filtered = affinity_filters(constraints, required)
+    keys = tuple(c.topology_key for c in constraints)
+    everywhere = snapshot.topology_domains(keys) if not all(filtered) else []
+    selected = (
+        snapshot.topology_domains(keys, required.matches, required.key) if any(filtered) else []
+    )
+    counts = [selected[i] if f else everywhere[i] for i, f in enumerate(filtered)]
     node_map = snapshot.node_info_map
     for i, c in enumerate(constraints):
         per_node = live_counts(snapshot, c.selector, pod.namespace)
         if not per_node:
             continue
-        key, domain = c.topology_key, counts[i]
+        key, domain, narrowed = c.topology_key, counts[i], filtered[i]
         for name, n in per_node.items():
             node = node_map.get(name)
-            if node is not None:
-                labels = node.labels
-                if node_has_keys(labels, constraints):
-                    value = labels[key]
-                    domain[value] += n
+            if node is None:
+                continue
+            labels = node.labels
+            if node_has_keys(labels, constraints) and (not narrowed or required.matches(node)):
+                domain[labels[key]] += n
     paths = [_critical_paths(domain) for domain in counts]
     self_match = [1 if c.selector.matches(pod.labels) else 0 for c in constraints]
     return PreFilterState(constraints, counts, paths, self_match, required)

@@ -16,10 +16,11 @@ from .args import LABEL_HOSTNAME
 from .common import (
     Constraint,
     PodCountMemo,
+    affinity_filters,
     has_untolerated_taint,
+    honors_taints,
     live_counts,
     node_has_keys,
-    reads_every_node,
 )
 
 
@@ -95,9 +96,11 @@ def indexed_pre_score_state(
     require_all_topologies: bool,
 ) -> PreScoreState | None:
     """``compute_pre_score_state`` from the cache's per-node counts; None when a constraint
-    must judge every node on its own (as ``indexed_pre_filter_state``)."""
-    if reads_every_node(constraints, RequiredNodeAffinity(pod)):
+    honors taints (as ``indexed_pre_filter_state``)."""
+    if honors_taints(constraints):
         return None
+    required = RequiredNodeAffinity(pod)
+    filtered = affinity_filters(constraints, required)
     s = _init_pre_score_state(constraints, filtered_nodes, require_all_topologies)
     node_map = snapshot.node_info_map
     for i, c in enumerate(constraints):
@@ -105,13 +108,15 @@ def indexed_pre_score_state(
         if s.is_hostname[i]:
             s.host_counts[i] = per_node
             continue
-        domain, key = s.pod_counts[i], c.topology_key
+        domain, key, narrowed = s.pod_counts[i], c.topology_key, filtered[i]
         for name, n in per_node.items():
             node = node_map.get(name)
             if node is None:
                 continue
             labels = node.labels
             if require_all_topologies and not node_has_keys(labels, constraints):
+                continue
+            if narrowed and not required.matches(node):
                 continue
             value = labels.get(key, "")
             if value in domain:
