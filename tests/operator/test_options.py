@@ -159,3 +159,26 @@ def test_reserved_scheduler_names_default_to_kube_schedulers_and_can_be_listed()
     assert opts.reserved_scheduler_names == frozenset({"default-scheduler", "volcano", "yunikorn"})
     env = Options.from_env({"MULTISCHED_RESERVED_SCHEDULER_NAMES": "a,b"})
     assert env.reserved_scheduler_names == frozenset({"a", "b"})
+
+
+def test_run_leaves_a_python_stack_on_a_crash_below_python(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """faulthandler is on before the loop starts: an abort in a C extension (uvloop's libuv
+    aborts on some epoll errors, MagicStack/uvloop#438) still prints every thread's stack."""
+    import asyncio
+    import faulthandler
+
+    class NoRunner:
+        def __init__(self, **_: object) -> None:
+            raise RuntimeError("no loop in this test")
+
+    was_enabled = faulthandler.is_enabled()  # pytest's own plugin may have it on
+    faulthandler.disable()
+    monkeypatch.setattr(asyncio, "Runner", NoRunner)
+    try:
+        assert run(["--leader-elect=false"]) == 1  # stopped where the loop would start
+        assert faulthandler.is_enabled()
+    finally:
+        if not was_enabled:
+            faulthandler.disable()

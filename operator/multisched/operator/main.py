@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import faulthandler
 import logging
 import os
 import sys
@@ -201,6 +202,9 @@ def run(argv: list[str]) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     kopf.configure(debug=args.debug, verbose=args.verbose or args.debug)
+    # A crash below Python (a C extension's abort, a segfault) leaves the Python stack of
+    # every thread in the log, where the pod's last words are read.
+    faulthandler.enable()
     if not (args.verbose or args.debug):
         # kopf logs every handler call per object; our own logs say what matters.
         logging.getLogger("kopf.objects").setLevel(logging.WARNING)
