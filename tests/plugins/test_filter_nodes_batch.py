@@ -19,6 +19,7 @@ from multisched.cache import Cache, PodInfo
 from multisched.framework import CycleState, Diagnosis, Status
 from multisched.framework.runtime import _batch_judge
 from multisched.scheduler import Algorithm
+from multisched.scheduler.algorithm import FILTER_TIMING_STRIDE
 
 TAINTS = [
     {"key": "dedicated", "value": "db", "effect": "NoSchedule"},
@@ -202,3 +203,38 @@ def test_a_subclass_overriding_filter_alone_is_judged_node_by_node() -> None:
     assert _batch_judge(_StricterFilter()) is None
     assert _batch_judge(_BothOverridden()) is not None
     assert _batch_judge(object()) is None
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_sampled_cycle_decides_in_batches_and_times_the_loops_nodes(seed: int) -> None:
+    """A cycle that records plugin metrics keeps the batch path's outcome, and times the
+    filters at the nodes the node-by-node loop would time: one evaluated node in
+    FILTER_TIMING_STRIDE, each chain up to its first failure."""
+    rng = random.Random(seed)
+    cache = _cluster(rng, 300, 1.0)
+    fwk = default_framework(cache)
+    seen: list[tuple[str, str, str]] = []
+    fwk.plugin_observer = lambda plugin, point, status, _s: seen.append((plugin, point, status))
+    nodes = cache.snapshot.node_info_list
+    for k in range(10):
+        pod = _pod(rng, f"p{k}", 300)
+        outcomes = []
+        for sampled in (True, False):
+            state = CycleState(record_plugin_metrics=sampled)
+            if fwk.run_pre_filter(state, pod, nodes)[1] is not None:
+                break
+            seen.clear()
+            algo = Algorithm(rng=random.Random(seed))
+            diagnosis = Diagnosis()
+            feasible = algo._find_nodes_that_pass_filters(fwk, state, pod, diagnosis, nodes, None)
+            statuses = {n: (s.code, s.reasons) for n, s in diagnosis.node_to_status.items()}
+            outcomes.append(([n.name for n in feasible], statuses, algo.next_start_node_index))
+            if sampled:
+                timed = [entry for entry in seen if entry[1] == "Filter"]
+                first = fwk.active_filters(state)[0][0]
+                evaluated = algo.next_start_node_index or len(nodes)
+                assert sum(1 for e in timed if e[0] == first) == len(
+                    range(0, evaluated, FILTER_TIMING_STRIDE)
+                )
+        if len(outcomes) == 2:
+            assert outcomes[0] == outcomes[1]
