@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 from typing import Any
 
+import pytest
+
 from multisched.framework import ApiUnavailable
-from multisched.operator.recorder import SPAM_BURST, SPAM_REFILL_SECONDS, Recorder
+from multisched.operator.recorder import SPAM_BURST, SPAM_REFILL_SECONDS, Reachability, Recorder
 from multisched.transport import ApiError
 
 
@@ -261,3 +264,21 @@ async def test_an_event_whose_answer_was_lost_is_sent_again_under_the_same_name(
     await asyncio.wait_for(rec.flush(), 5)
     assert [n for n, _ in sink.patched] == [name]  # the series continues that Event
     await rec.close()
+
+
+def test_an_answer_to_a_request_sent_before_the_outage_does_not_end_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A server shutting down still answers what it already took: only a request sent
+    after the outage began shows it is back (else the log flaps down, up, down)."""
+    now = [10.0]
+    reach = Reachability(clock=lambda: now[0])
+    with caplog.at_level(logging.WARNING):
+        reach.unreachable("bindings", ConnectionResetError("reset"))
+        now[0] = 10.5
+        reach.answered(sent_at=9.9)  # in flight when the outage began
+        assert not reach.reachable
+        reach.answered(sent_at=10.2)  # sent since: the server is back
+        assert reach.reachable
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 2 and "unreachable" in lines[0] and "reachable again" in lines[1]

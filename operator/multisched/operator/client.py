@@ -178,6 +178,7 @@ class Api:
             url = f"{url}?{urlencode(query)}"
         data = _encode(body) if body is not None else None
         token = _WIRE_GUARD.set(guard)
+        sent_at = self.reachability.clock()
         try:
             async with self._session.request(
                 method, url, data=data, headers=headers, timeout=self._timeout, **self._extra
@@ -203,7 +204,7 @@ class Api:
             # answers some requests and turns others away, and logging each flip would be
             # noise; the lost connections that follow are logged once, as an outage.
             raise ApiUnreachable(f"{message or reason} ({status})", maybe_sent=False)
-        self.reachability.answered()
+        self.reachability.answered(sent_at)
         if not 200 <= status < 300:
             raise ApiError(status, str(message or ""), str(reason or ""))
         return data_out if isinstance(data_out, dict) else {}

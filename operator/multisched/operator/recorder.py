@@ -69,8 +69,13 @@ class Reachability:
                 describe(error),
             )
 
-    def answered(self) -> None:
+    def answered(self, sent_at: float | None = None) -> None:
+        """An answer came; ``sent_at`` (this clock) is when its request was sent. A request
+        sent before the outage began proves nothing: a server shutting down still answers
+        what it already took, and counting those made the log flap down, up, down."""
         if self.down_since is None:
+            return
+        if sent_at is not None and sent_at < self.down_since:
             return
         seconds = self.clock() - self.down_since
         counts = dict(self.failed)
