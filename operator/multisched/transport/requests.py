@@ -157,7 +157,7 @@ async def list_pages(
     finally:
         if pending is not None:  # the caller stopped early: the next page is not wanted
             pending.cancel()
-            with contextlib.suppress(BaseException):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
                 await pending
 
 

@@ -7,7 +7,7 @@ self-affinity special case relies on.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 
 from multisched.cache import AffinityTerm, NodeInfo, PodInfo, Snapshot
 
@@ -79,21 +79,19 @@ def term_counts(snapshot: Snapshot, term: AffinityTerm, namespace: str) -> dict[
 
 def _pods_matching_all(snapshot: Snapshot, terms: Sequence[AffinityTerm]) -> dict[str, int]:
     """Per node, the pods every one of ``terms`` selects (``podMatchesAllAffinityTerms``)."""
-    if len(terms) == 1:
-        out: dict[str, int] = {}
-        for namespace in terms[0].namespaces:
-            for name, n in term_counts(snapshot, terms[0], namespace).items():
-                out[name] = out.get(name, 0) + n
-        return out
     namespaces = frozenset.intersection(*(t.namespaces for t in terms))
     selectors = tuple(t.selector for t in terms)
-    key = ("all", tuple(s.key for s in selectors))
     first = next((s.match_labels[0] for s in selectors if s.match_labels), None)
+    if len(selectors) == 1:  # the common case: shares its counts with spread and other terms
+        key: Hashable = selectors[0].key
+        matches = selectors[0].matches
+    else:
+        key = ("all", tuple(s.key for s in selectors))
 
-    def matches(labels: Mapping[str, str]) -> bool:
-        return all(s.matches(labels) for s in selectors)
+        def matches(labels: Mapping[str, str]) -> bool:
+            return all(s.matches(labels) for s in selectors)
 
-    out = {}
+    out: dict[str, int] = {}
     for namespace in namespaces:
         per_node = snapshot.selector_counts(namespace, key, matches, first).per_node
         for name, n in per_node.items():
