@@ -6,7 +6,7 @@ import pytest
 
 from builders import make_pod, node_dict
 from fakes import CpuFit, framework, profile
-from multisched.cache import Cache
+from multisched.cache import Cache, NodeInfo
 from multisched.framework import CycleState, FitError
 from multisched.scheduler import Algorithm, SchedulingError, num_feasible_nodes_to_find
 
@@ -99,6 +99,22 @@ def test_ties_are_broken_at_random_but_seeded() -> None:
 
     assert picks(1) == picks(1)
     assert len(set(picks(1))) > 1
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_tie_is_one_draw_among_the_tied_nodes_in_order(seed: int) -> None:
+    """Of the nodes sharing the best score, the draw's k-th (in node order) is picked; a
+    single best node takes no draw."""
+    rng = random.Random(seed)
+    nodes = [NodeInfo(f"n{i}") for i in range(200)]
+    for _ in range(200):
+        scores = [rng.choice([0, 50, 100, rng.randrange(300)]) for _ in nodes]
+        best = max(scores)
+        tied = [i for i, x in enumerate(scores) if x == best]
+        algo, draws = Algorithm(rng=random.Random(seed)), random.Random(seed)
+        want = tied[0] if len(tied) == 1 else tied[draws.randrange(len(tied))]
+        assert algo._select_host(nodes, scores) == f"n{want}"
+        assert algo.rng.random() == draws.random()  # as many draws taken
 
 
 def test_stops_after_enough_feasible_nodes_and_rotates() -> None:

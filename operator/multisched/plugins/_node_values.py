@@ -24,11 +24,13 @@ MAX_KEYS = 32
 class _Table(Generic[V]):
     __slots__ = ("epoch", "position", "values")
 
-    def __init__(self, epoch: int, position: int, size: int) -> None:
+    def __init__(self, epoch: int, position: int) -> None:
         self.epoch = epoch
         #: How much of the change log is applied.
         self.position = position
-        self.values: list[V | None] = [None] * size
+        #: Keyed by the snapshot's own NodeInfo objects (hashed by identity): one C-level
+        #: ``dict.get`` per node reads a cycle's values.
+        self.values: dict[NodeInfo, V] = {}
 
 
 class NodeValues(Generic[V]):
@@ -50,35 +52,41 @@ class NodeValues(Generic[V]):
             return compute(nodes)
         table = self._current(snapshot, key)
         values = table.values
-        listed = snapshot.node_info_list
-        try:
-            out = [values[n.index] if listed[n.index] is n else None for n in nodes]
-        except IndexError:  # a node of another cache
-            return compute(nodes)
+        out: list[V | None] = list(map(values.get, nodes))
         if None not in out:
             return out  # type: ignore[return-value]
-        stale = [i for i, v in enumerate(out) if v is None]
+        stale: list[int] = []
+        at = -1
+        try:
+            while True:
+                at = out.index(None, at + 1)
+                stale.append(at)
+        except ValueError:
+            pass
         fresh = compute([nodes[i] for i in stale])
+        listed = snapshot.node_info_list
+        size = len(listed)
         for i, value in zip(stale, fresh, strict=True):
             out[i] = value
             node = nodes[i]
-            if listed[node.index] is node:
-                values[node.index] = value
+            # Only the snapshot's own nodes are kept (a clone or a node of a test is not).
+            if 0 <= node.index < size and listed[node.index] is node:
+                values[node] = value
         return out  # type: ignore[return-value]
 
     def _current(self, snapshot: Snapshot, key: Hashable) -> _Table[V]:
         """The table for ``key`` with the change log applied."""
-        log, size = snapshot.node_log, len(snapshot.node_info_list)
+        log = snapshot.node_log
         table = self._tables.get(key)
         if table is None or table.epoch != snapshot.log_epoch:
             if table is None and len(self._tables) >= MAX_KEYS:
                 self._tables.clear()
-            table = self._tables[key] = _Table(snapshot.log_epoch, len(log), size)
+            table = self._tables[key] = _Table(snapshot.log_epoch, len(log))
             return table
-        values = table.values
-        if len(values) < size:
-            values.extend([None] * (size - len(values)))
-        for index in log[table.position :]:
-            values[index] = None
-        table.position = len(log)
+        if table.position < len(log):
+            values, listed = table.values, snapshot.node_info_list
+            for index in log[table.position :]:
+                if index < len(listed):
+                    values.pop(listed[index], None)
+            table.position = len(log)
         return table

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import attrgetter
 
 from multisched.cache import NodeInfo, PodInfo, Taint
 from multisched.framework import CycleState, Status
 from multisched.queue.events import ADD, NODE, UPDATE_NODE_TAINT, ClusterEvent
 
-from ._batch import failing
+from ._batch import failing, marked
 
 NAME = "NodeUnschedulable"
 ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
 _CORDON_TAINT = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule")
+_CORDONED = attrgetter("unschedulable")
 
 
 class NodeUnschedulable:
@@ -35,9 +37,7 @@ class NodeUnschedulable:
     def filter_nodes(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> dict[int, Status]:
-        return failing(
-            self.filter, state, pod, nodes, [i for i, n in enumerate(nodes) if n.unschedulable]
-        )
+        return failing(self.filter, state, pod, nodes, marked(nodes, _CORDONED))
 
 
 PLUGIN = NodeUnschedulable

@@ -10,12 +10,13 @@ gate upstream) are off, as in upstream's default.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import attrgetter
 
 from multisched.cache import NodeInfo, PodInfo, Toleration
 from multisched.framework import MAX_NODE_SCORE, CycleState, Handle, PluginError, Status
 from multisched.queue.events import ADD, NODE, UPDATE_NODE_TAINT, ClusterEvent
 
-from ._batch import failing
+from ._batch import failing, marked
 from ._normalize import default_normalize_score
 
 NAME = "TaintToleration"
@@ -25,6 +26,7 @@ ERR_REASON_UNTOLERATED = "node(s) had untolerated taint(s)"
 #: Only these effects keep pods off a node; PreferNoSchedule only lowers the score.
 _FILTERED_EFFECTS = ("NoSchedule", "NoExecute")
 _PREFER_NO_SCHEDULE = "PreferNoSchedule"
+_TAINTS = attrgetter("taints")
 
 
 def find_untolerated_taint(pod: PodInfo, node: NodeInfo) -> bool:
@@ -56,7 +58,7 @@ class TaintToleration:
     def filter_nodes(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> dict[int, Status]:
-        return failing(self.filter, state, pod, nodes, [i for i, n in enumerate(nodes) if n.taints])
+        return failing(self.filter, state, pod, nodes, marked(nodes, _TAINTS))
 
     def pre_score(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
@@ -88,8 +90,10 @@ class TaintToleration:
 
     def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[int]:
         """``score`` for every node at once; most nodes have no taints and score 0."""
-        score = self.score
-        return [score(state, pod, node) if node.taints else 0 for node in nodes]
+        scores = [0] * len(nodes)
+        for i in marked(nodes, _TAINTS):
+            scores[i] = self.score(state, pod, nodes[i])
+        return scores
 
     def normalize_score(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], scores: list[int]

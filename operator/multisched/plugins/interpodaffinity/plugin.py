@@ -8,12 +8,13 @@ look-ups per node; PreScore does the same with weights for Score.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from operator import add
 from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, field_validator
 from pydantic.alias_generators import to_camel
 
-from multisched.cache import NodeInfo, PodInfo
+from multisched.cache import NodeInfo, PodInfo, Snapshot
 from multisched.framework import (
     MAX_NODE_SCORE,
     CycleState,
@@ -25,6 +26,7 @@ from multisched.framework import (
 from multisched.queue.events import ADD, ALL, NODE, POD, UPDATE_NODE_LABEL, ClusterEvent
 
 from .._batch import for_every_node
+from .._label_values import label_values, looked_up, positions_in
 from .filtering import PreFilterState
 from .scoring import PreScoreState, ScoreCounter, ScoreMap, indexed_scores
 
@@ -78,6 +80,10 @@ class InterPodAffinity:
         #: Read the cache's per-node counts and term index instead of scanning every pod
         #: (the equivalence tests turn it off to compare the two).
         self.use_index = True
+
+    def _snapshot(self) -> Snapshot | None:
+        # Tests judge nodes without a framework behind the plugin.
+        return self._handle.snapshot if self._handle is not None else None
 
     # -- PreFilter / Filter ----------------------------------------------------------------
 
@@ -146,7 +152,7 @@ class InterPodAffinity:
             return for_every_node(
                 nodes, Status.error(f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState')
             )
-        return _failing(s, nodes)
+        return _failing(s, nodes, self._snapshot())
 
     # -- PreScore / Score ------------------------------------------------------------------
 
@@ -197,11 +203,11 @@ class InterPodAffinity:
         if s is None:
             raise PluginError(f'failed to read "{PRE_SCORE_STATE_KEY}" from cycleState')
         totals = [0] * len(nodes)
+        snapshot = self._snapshot()
         for key, by_value in s.topology_score.items():
-            for j, node in enumerate(nodes):
-                value = node.labels.get(key)
-                if value is not None:
-                    totals[j] += by_value.get(value, 0)
+            # A node without the key adds nothing (by_value has no None key).
+            scores = looked_up(label_values(snapshot, key, nodes), by_value)
+            totals = list(map(add, totals, scores))
         return totals
 
     def normalize_score(
@@ -214,8 +220,10 @@ class InterPodAffinity:
             return None
         low, high = min(scores), max(scores)
         spread = high - low
-        for i, score in enumerate(scores):
-            scores[i] = int(MAX_NODE_SCORE * ((score - low) / spread)) if spread > 0 else 0
+        if spread > 0:
+            scores[:] = [int(MAX_NODE_SCORE * ((score - low) / spread)) for score in scores]
+        else:
+            scores[:] = [0] * len(scores)
         return None
 
 
@@ -240,30 +248,29 @@ def _judge(s: PreFilterState, labels: Mapping[str, str]) -> Status | None:
     return None
 
 
-def _failing(s: PreFilterState, nodes: Sequence[NodeInfo]) -> dict[int, Status]:
-    """``_judge`` for many nodes: the failing ones by index (one status per reason)."""
+def _failing(
+    s: PreFilterState, nodes: Sequence[NodeInfo], snapshot: Snapshot | None
+) -> dict[int, Status]:
+    """``_judge`` for many nodes: the failing ones by index (one status per reason). The
+    anti-affinity checks are whole-list passes over each topology key's values; a node keeps
+    the first reason ``_judge`` would give."""
     anti, existing = s.anti_affinity_blocked(), s.existing_blocked()
     affinity = bool(s.affinity_terms)
     if not affinity and not anti and not existing:
         return {}
-    unmatched = Status.unresolvable(ERR_REASON_AFFINITY_RULES_NOT_MATCH)
-    repelled = Status.unschedulable(ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH)
-    repelled_by_existing = Status.unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
     out: dict[int, Status] = {}
-    for i, node in enumerate(nodes):
-        labels = node.labels
-        if affinity and not s.satisfies_affinity(labels):
-            out[i] = unmatched
-            continue
-        for key, values in anti.items():
-            if labels.get(key) in values:
-                out[i] = repelled
-                break
-        else:
-            for key, values in existing.items():
-                if labels.get(key) in values:
-                    out[i] = repelled_by_existing
-                    break
+    for blocked, status in (
+        (existing, Status.unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)),
+        (anti, Status.unschedulable(ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH)),
+    ):
+        for key, values in blocked.items():
+            out.update(
+                dict.fromkeys(positions_in(label_values(snapshot, key, nodes), values), status)
+            )
+    if affinity:
+        unmatched = Status.unresolvable(ERR_REASON_AFFINITY_RULES_NOT_MATCH)
+        satisfies = s.satisfies_affinity
+        out.update((i, unmatched) for i, node in enumerate(nodes) if not satisfies(node.labels))
     return out
 
 

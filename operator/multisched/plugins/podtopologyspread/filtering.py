@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Sequence
-from operator import itemgetter
+from itertools import compress, repeat
+from operator import is_not, itemgetter
 
 from multisched.cache import NodeInfo, PodInfo, Snapshot
 
+from .._label_values import label_values, positions_in, positions_missing
 from .._node_affinity_required import RequiredNodeAffinity
 from .common import (
     Constraint,
@@ -215,26 +217,27 @@ def _critical_paths(domain: dict[str, int]) -> CriticalPaths:
     return paths
 
 
-def failing_nodes(state: PreFilterState, nodes: Sequence[NodeInfo]) -> dict[int, int]:
-    """``fits`` for many nodes: index -> 1 or 2 for the nodes that fail."""
+def failing_nodes(
+    state: PreFilterState, nodes: Sequence[NodeInfo], snapshot: Snapshot | None = None
+) -> dict[int, int]:
+    """``fits`` for many nodes: index -> 1 or 2 for the nodes that fail. Each constraint
+    judges all nodes at once (C-level passes over the nodes' topology values); a node keeps
+    the verdict of the first constraint it fails, as ``fits`` stops there."""
     out: dict[int, int] = {}
-    checks = []
+    positions = range(len(nodes))
     for i, c in enumerate(state.constraints):
         # A node fails once its domain holds more than this many matching pods.
         allowed = c.max_skew + state.min_match_num(i) - state.self_match[i]
-        over = {v for v, n in state.tp_value_to_match_num[i].items() if n > allowed}
-        # A domain with no matching pods fails only if even 0 is over the limit.
-        checks.append((c.topology_key, over, allowed < 0))
-    for j, node in enumerate(nodes):
-        labels = node.labels
-        for key, over, all_over in checks:
-            value = labels.get(key)
-            if value is None:
-                out[j] = 2
-                break
-            if all_over or value in over:
-                out[j] = 1
-                break
+        values = label_values(snapshot, c.topology_key, nodes)
+        found = dict.fromkeys(positions_missing(values), 2)
+        if allowed < 0:  # even an empty domain is over the limit
+            found.update(dict.fromkeys(compress(positions, map(is_not, values, repeat(None))), 1))
+        else:
+            over = {v for v, n in state.tp_value_to_match_num[i].items() if n > allowed}
+            found.update(dict.fromkeys(positions_in(values, over), 1))
+        if found:
+            found.update(out)  # an earlier constraint's verdict stands
+            out = found
     return out
 
 

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
-from multisched.cache import NodeInfo, PodInfo
+from multisched.cache import NodeInfo, PodInfo, Snapshot
 from multisched.framework import (
     MAX_NODE_SCORE,
     CycleState,
@@ -96,6 +96,9 @@ class PodTopologySpread:
             for action in (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY)
         }
 
+    def _snapshot(self) -> Snapshot | None:
+        return self._handle.snapshot if self._handle is not None else None
+
     def _constraints(self, pod: PodInfo, action: str) -> list[Constraint]:
         """The pod's constraints for ``action``, else the defaults.
 
@@ -126,7 +129,7 @@ class PodTopologySpread:
         if not constraints:
             return None, Status.skip()
         s = None
-        snapshot = self._handle.snapshot if self._handle is not None else None
+        snapshot = self._snapshot()
         if self.use_index and snapshot is not None and nodes is snapshot.node_info_list:
             s = indexed_pre_filter_state(constraints, pod, snapshot)
         if s is None:
@@ -170,7 +173,7 @@ class PodTopologySpread:
             return for_every_node(
                 nodes, Status.error(f'reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
             )
-        failed = failing_nodes(s, nodes)
+        failed = failing_nodes(s, nodes, self._snapshot())
         if not failed:
             return {}
         # One status per reason: the cycle only names them (nodes may share one).
@@ -199,7 +202,7 @@ class PodTopologySpread:
         # without a zone label still get hostname spreading from the system defaults.
         require_all = bool(pod.topology_spread_constraints) or not self.system_defaulted
         s = None
-        snapshot = self._handle.snapshot if self._handle is not None else None
+        snapshot = self._snapshot()
         if self.use_index and snapshot is not None:
             s = indexed_pre_score_state(constraints, pod, nodes, snapshot, require_all)
         if s is None:
@@ -220,7 +223,7 @@ class PodTopologySpread:
         s: PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)
         if s is None:
             raise PluginError(f'error reading "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
-        return score_nodes(s, pod, nodes, self._counts)
+        return score_nodes(s, pod, nodes, self._counts, self._snapshot())
 
     def normalize_score(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], scores: list[int]

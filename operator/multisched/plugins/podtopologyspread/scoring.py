@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from itertools import repeat
+from operator import add, attrgetter
 
 from multisched.cache import NodeInfo, PodInfo, Snapshot
 
+from .._label_values import label_values, looked_up, positions_missing
 from .._node_affinity_required import RequiredNodeAffinity
 from .args import LABEL_HOSTNAME
 from .common import (
@@ -22,6 +25,8 @@ from .common import (
     live_counts,
     node_has_keys,
 )
+
+_NAME = attrgetter("name")
 
 
 class PreScoreState:
@@ -101,7 +106,7 @@ def indexed_pre_score_state(
         return None
     required = RequiredNodeAffinity(pod)
     filtered = affinity_filters(constraints, required)
-    s = _init_pre_score_state(constraints, filtered_nodes, require_all_topologies)
+    s = _init_pre_score_state(constraints, filtered_nodes, require_all_topologies, snapshot)
     node_map = snapshot.node_info_map
     for i, c in enumerate(constraints):
         per_node = live_counts(snapshot, c.selector, pod.namespace)
@@ -128,19 +133,27 @@ def _init_pre_score_state(
     constraints: list[Constraint],
     filtered_nodes: Sequence[NodeInfo],
     require_all_topologies: bool,
+    snapshot: Snapshot | None = None,
 ) -> PreScoreState:
     """The candidates' domains (counts at 0), the ignored candidates and the weights."""
     s = PreScoreState(constraints)
-    ignored = s.ignored_nodes
-    counted = [(i, c) for i, c in enumerate(constraints) if not s.is_hostname[i]]
-    for node in filtered_nodes:
-        labels = node.labels
-        if require_all_topologies and not node_has_keys(labels, constraints):
-            ignored.add(node.name)
+    values = [label_values(snapshot, c.topology_key, filtered_nodes) for c in constraints]
+    # A candidate missing a topology key is ignored (when every key is required).
+    missing: set[int] = set()
+    if require_all_topologies:
+        for column in values:
+            missing.update(positions_missing(column))
+        s.ignored_nodes.update(filtered_nodes[j].name for j in missing)
+    for i, column in enumerate(values):
+        if s.is_hostname[i]:
             continue
-        for i, c in counted:
-            s.pod_counts[i].setdefault(labels.get(c.topology_key, ""), 0)
-    candidates = len(filtered_nodes) - len(ignored)
+        kept = [v for j, v in enumerate(column) if j not in missing] if missing else column
+        domain: dict[str | None, int] = dict.fromkeys(kept, 0)
+        if None in domain:  # the node lacks the key: its domain is ""
+            del domain[None]
+            domain[""] = 0
+        s.pod_counts[i] = domain  # type: ignore[assignment]
+    candidates = len(filtered_nodes) - len(s.ignored_nodes)
     s.weights = [
         topology_normalizing_weight(candidates if s.is_hostname[i] else len(s.pod_counts[i]))
         for i in range(len(constraints))
@@ -175,29 +188,40 @@ def score_node(s: PreScoreState, pod: PodInfo, node: NodeInfo, memo: PodCountMem
 
 
 def score_nodes(
-    s: PreScoreState, pod: PodInfo, nodes: Sequence[NodeInfo], memo: PodCountMemo
+    s: PreScoreState,
+    pod: PodInfo,
+    nodes: Sequence[NodeInfo],
+    memo: PodCountMemo,
+    snapshot: Snapshot | None = None,
 ) -> list[int]:
     """``score_node`` for every node: one pass per constraint, each node's terms added in
     constraint order as ``score_node`` adds them (so the floats round alike)."""
     totals = [0.0] * len(nodes)
     for i, c in enumerate(s.constraints):
-        key, weight, extra = c.topology_key, s.weights[i], c.max_skew - 1
+        weight, extra = s.weights[i], c.max_skew - 1
         host = s.host_counts[i]
-        domain = s.pod_counts[i]
-        hostname = s.is_hostname[i]
-        for j, node in enumerate(nodes):
-            value = node.labels.get(key)
-            if value is None:
-                continue
-            if not hostname:
-                count = domain.get(value, 0)
-            elif host is not None:
-                count = host.get(node.name, 0)
-            else:
-                count = memo.count(node, c.selector, pod.namespace)
-            totals[j] += count * weight + extra
+        values = label_values(snapshot, c.topology_key, nodes)
+        counts: list[int]
+        if not s.is_hostname[i]:
+            counts = looked_up(values, s.pod_counts[i])
+        elif host is not None:
+            counts = list(map(host.get, map(_NAME, nodes), repeat(0)))
+        else:
+            counts = [
+                0 if v is None else memo.count(node, c.selector, pod.namespace)
+                for node, v in zip(nodes, values, strict=True)
+            ]
+        totals = [
+            t if v is None else t + n * weight + extra
+            for t, n, v in zip(totals, counts, values, strict=True)
+        ]
+    # Go's math.Round: for totals >= 0 (the usual case: counts, weights and maxSkew - 1 are)
+    # that is floor(x + 0.5), mapped at C speed.
+    if min(totals, default=0.0) >= 0:
+        out = list(map(math.floor, map(add, totals, repeat(0.5))))
+    else:
+        out = [_round_half_away(t) for t in totals]
     ignored = s.ignored_nodes
-    out = [_round_half_away(t) for t in totals]
     if ignored:
         for j, node in enumerate(nodes):
             if node.name in ignored:
@@ -210,7 +234,17 @@ def normalize(
 ) -> None:
     """Fewer matching pods scores higher: ``max * (maxScore + minScore - s) / maxScore``."""
     ignored = s.ignored_nodes
-    valid = [i for i, node in enumerate(nodes) if not (ignored and node.name in ignored)]
+    if not ignored:  # every node counts: whole-list passes
+        if not scores:
+            return
+        low, high = min(scores), max(scores)
+        high = high if high > 0 else 0
+        if high == 0:
+            scores[:] = [max_node_score] * len(scores)
+        else:
+            scores[:] = [max_node_score * (high + low - x) // high for x in scores]
+        return
+    valid = [i for i, node in enumerate(nodes) if node.name not in ignored]
     if len(valid) != len(scores):
         kept = set(valid)
         for i in range(len(scores)):
