@@ -156,13 +156,15 @@ async def bench(args: argparse.Namespace) -> int:
         async with Kube(cp.url, cp.token) as kube:
             b = Bench(kube, cp, contenders, sizes, args.timeout, args.concurrency)
             await b.setup()
-            tables = []
-            for n in range(args.repeat):
-                if args.repeat > 1:
-                    log(f"run {n + 1} of {args.repeat}")
-                    b.table = Table(TARGETS)
-                await _scenarios(b, args, sizes)
-                tables.append(b.table)
+            tables = [b.table, *(Table(TARGETS) for _ in range(args.repeat - 1))]
+            # Running pods only grow ((a) adds 10,000, (b) 50,000): every run of a phase is
+            # done before the next phase adds pods, so that each run measures what it names.
+            for phase in _phases(args.scenarios):
+                for n, table in enumerate(tables):
+                    if args.repeat > 1:
+                        log(f"{phase}: run {n + 1} of {args.repeat}")
+                    b.table = table
+                    await _scenarios(b, args, sizes, phase)
         log(f"done; {_load()}")
         names = [c.name for c in contenders]
         print()
@@ -187,20 +189,27 @@ async def bench(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _scenarios(b: Bench, args: argparse.Namespace, sizes: Sizes) -> None:
-    if "c" in args.scenarios:
+def _phases(scenarios: str) -> list[str]:
+    """The scenarios in the order they run: those without running pods, then (a), then (b)."""
+    first = "".join(key for key in "cdvgs" if key in scenarios)
+    later = [key for key in "ab" if key in scenarios]
+    return [phase for phase in (first, *later) if phase]
+
+
+async def _scenarios(b: Bench, args: argparse.Namespace, sizes: Sizes, phase: str) -> None:
+    if "c" in phase:
         await b.backlog()
-    if "d" in args.scenarios:
+    if "d" in phase:
         await b.stream()
-    if "v" in args.scenarios:
+    if "v" in phase:
         await b.volume_backlog()
-    if "g" in args.scenarios:
+    if "g" in phase:
         await gang_scenario(b)
-    if "s" in args.scenarios:  # before (a), (b): no running pods for the shapes to scan
+    if "s" in phase:  # before (a), (b): no running pods for the shapes to scan
         await shape_scenario(b, args.shape_nodes or [sizes.nodes])
-    if "a" in args.scenarios:
+    if "a" in phase:
         await b.startup("a", sizes.running)
-    if "b" in args.scenarios:
+    if "b" in phase:
         await b.startup("b", sizes.running_large)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from aiohttp import web
@@ -34,6 +34,8 @@ class FakeApi:
         self.watches: list[Any] = []
         self.requests: list[dict[str, str]] = []
         self.list_gate: asyncio.Event | None = None
+        #: Writes a list page's JSON (default: kind, metadata, items, as the API server does).
+        self.render_list: Callable[[dict[str, Any]], bytes] | None = None
         self.server: TestServer | None = None
 
     def put(self, *objs: dict[str, Any]) -> None:
@@ -78,6 +80,8 @@ class FakeApi:
         if start + limit < len(names):
             meta["continue"] = str(start + limit)
         body = {"kind": "NodeList", "metadata": meta, "items": [self.objects[n] for n in page]}
+        if self.render_list is not None:
+            return web.Response(body=self.render_list(body), content_type="application/json")
         return web.json_response(body)
 
     async def __aenter__(self) -> k8s.ApiClient:

@@ -9,12 +9,15 @@ import logging
 import random
 from collections.abc import AsyncIterator
 from typing import Any
+from unittest import mock
 
 import pytest
 
 from multisched.informer.informer import Backoff, Informer, InformerSettings
 from multisched.operator.intake import Feed, Intake
 from multisched.transport import Resource, list_pages
+from multisched.transport import requests as requests_module
+from multisched.transport.requests import continue_token
 
 from .fake_api import FakeApi, Recorder, obj, until
 
@@ -320,3 +323,86 @@ async def test_a_caller_that_stops_early_cancels_the_page_on_its_way() -> None:
         await until("the prefetch", lambda: len(api.list_requests) == 2)
         await asyncio.wait_for(pages.aclose(), 2)  # returns: the hanging request is cancelled
         api.list_gate.set()
+
+
+def _names(pages: list[Any]) -> list[str]:
+    return [o["metadata"]["name"] for page in pages for o in page.items]
+
+
+async def test_the_next_page_is_asked_for_from_the_head_of_an_answer() -> None:
+    """The continue token is read from the head of a page's bytes, and the next page's
+    request is under way before this page is decoded."""
+    api = FakeApi()
+    api.put(obj("a", 1), obj("b", 2), obj("c", 3))
+    started: list[str] = []
+    started_at_decode: list[list[str]] = []
+    real_request, real_decode = requests_module.request_raw, requests_module.decode_json
+
+    async def request(*args: Any, **kwargs: Any) -> bytes:
+        started.append(dict(kwargs["query"]).get("continue", ""))
+        return await real_request(*args, **kwargs)
+
+    def decode(raw: bytes) -> Any:
+        started_at_decode.append(list(started))
+        return real_decode(raw)
+
+    async with api as api_client:
+        with (
+            mock.patch.object(requests_module, "request_raw", request),
+            mock.patch.object(requests_module, "decode_json", decode),
+        ):
+            pages = [page async for page in list_pages(api_client, NODES, page_size=2)]
+    assert _names(pages) == ["a", "b", "c"]
+    assert started == ["", "2"]
+    assert started_at_decode == [["", "2"], ["", "2"]]
+
+
+@pytest.mark.parametrize(
+    "render",
+    [
+        # items before metadata: nothing at the head; the decoded list names the next page
+        lambda body: json.dumps({"items": body["items"], "metadata": body["metadata"]}).encode(),
+        # a head that names another token than the list (duplicate keys: the last one
+        # counts when decoded): the early request is withdrawn, the right page asked for
+        lambda body: (
+            b'{"kind":"NodeList","metadata":{"continue":"0",'
+            + json.dumps(body["metadata"])[1:].encode()
+            + b',"items":'
+            + json.dumps(body["items"]).encode()
+            + b"}"
+            if body["metadata"].get("continue")
+            else json.dumps(body).encode()
+        ),
+    ],
+    ids=["no-token-at-the-head", "a-wrong-token-at-the-head"],
+)
+async def test_a_head_that_misleads_still_lists_every_page_once(render: Any) -> None:
+    api = FakeApi()
+    api.put(*(obj(name, i) for i, name in enumerate("abcde", 1)))
+    api.render_list = render
+    async with api as api_client:
+        pages = [page async for page in list_pages(api_client, NODES, page_size=2)]
+    assert _names(pages) == ["a", "b", "c", "d", "e"]
+    assert [p.resource_version for p in pages] == ["1", "1", "1"]
+
+
+@pytest.mark.parametrize(
+    ("raw", "token"),
+    [
+        (
+            b'{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"9",'
+            b'"continue":"eyJydiI6OX0=","remainingItemCount":5},"items":[]}',
+            "eyJydiI6OX0=",
+        ),
+        (b'{\n  "kind": "PodList",\n  "metadata": {\n    "continue": "abc"\n  }}', "abc"),
+        (
+            b'{"kind":"PodList","metadata":{"resourceVersion":"9"},"items":[{"metadata":'
+            b'{"continue":"no"}}]}',
+            "",
+        ),
+        (b'{"items":[],"metadata":{"continue":"late"}}', ""),
+        (b'{"kind":"Status","code":410}', ""),
+    ],
+)
+def test_the_continue_token_at_the_head(raw: bytes, token: str) -> None:
+    assert continue_token(raw) == token

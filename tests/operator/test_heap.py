@@ -1,10 +1,11 @@
-"""The collector's policy: a large young generation, and the start-up heap frozen once the
-first listing is in."""
+"""The collector's policy: a large young generation, no collection while the first listing is
+digested, and the start-up heap frozen once the first listing is in."""
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import weakref
 from collections.abc import Iterator
 from types import SimpleNamespace
 
@@ -24,11 +25,14 @@ from multisched.scheduler import default_registry
 @pytest.fixture
 def gc_state() -> Iterator[None]:
     threshold = gc.get_threshold()
+    enabled = gc.isenabled()
     try:
         yield
     finally:
         gc.set_threshold(*threshold)
         gc.unfreeze()
+        if enabled:
+            gc.enable()
 
 
 @pytest.mark.usefixtures("gc_state")
@@ -47,6 +51,75 @@ def test_freeze_moves_the_heap_out_of_collections() -> None:
     kept = [[i] for i in range(1000)]
     heap.freeze()
     assert gc.get_freeze_count() >= len(kept)
+
+
+class _Cycle:
+    """Garbage only the collector frees (it refers to itself)."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+@pytest.mark.usefixtures("gc_state")
+def test_no_collection_while_listing_and_the_listing_is_collected_once_when_idle() -> None:
+    gc.unfreeze()
+    gc.enable()
+    heap.pause()
+    assert not gc.isenabled()
+    garbage = _Cycle()
+    gone = weakref.ref(garbage)
+    del garbage
+    kept = [[i] for i in range(1000)]
+    heap.listed()
+    assert gc.isenabled()
+    assert gc.get_freeze_count() >= len(kept)
+    gc.collect()
+    assert gone() is not None  # set aside with the listing: no collection walks it
+    heap.freeze()
+    assert gone() is None  # collected once, when the queue first ran dry
+    assert gc.get_freeze_count() >= len(kept)
+
+
+async def test_the_runtime_calls_on_listed_once_the_informers_have_listed(
+    kmock: KubernetesEmulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    declare_kinds(kmock)
+    namespaces_listable(monkeypatch)
+    api_client = k8s.ApiClient(k8s.Configuration(host=str(kmock.url).rstrip("/")))
+    rt = Runtime(
+        Options(http_port=0, secure_port=0),
+        Api(api_client),
+        default_registry(load_entry_points=False),
+    )
+    calls: list[bool] = []
+    rt.on_listed = lambda: calls.append(rt.intake is not None and rt.intake.synced)
+    await rt.start()
+    try:
+        for _ in range(200):
+            if calls:
+                break
+            await asyncio.sleep(0.01)
+        assert calls == [True]
+    finally:
+        await rt.stop()
+    assert calls == [True]  # once
+
+
+async def test_a_runtime_stopped_before_its_first_listing_calls_on_listed_at_stop() -> None:
+    """An API server that never answers does not leave the collector off."""
+    api_client = k8s.ApiClient(k8s.Configuration(host="http://127.0.0.1:9"))  # refused
+    rt = Runtime(
+        Options(http_port=0, secure_port=0),
+        Api(api_client),
+        default_registry(load_entry_points=False),
+    )
+    calls: list[bool] = []
+    rt.on_listed = lambda: calls.append(rt.intake is not None and rt.intake.synced)
+    await rt.start()
+    await asyncio.sleep(0.1)
+    assert calls == []
+    await rt.stop()
+    assert calls == [False]
 
 
 async def test_the_runtime_calls_on_synced_once_when_the_first_listing_is_in(

@@ -90,11 +90,14 @@ async def startup(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) ->
     except Exception as exc:
         raise kopf.PermanentError(f"cannot load the cluster credentials: {exc}") from exc
     heap.tune()
+    runtime.on_listed = heap.listed
     runtime.on_synced = heap.freeze
+    heap.pause()
     try:
         await runtime.start()
     except Exception as exc:  # e.g. the health port is taken: retrying will not help
         await runtime.stop()
+        heap.listed()
         raise kopf.PermanentError(f"cannot start: {exc}") from exc
     memo.runtime = runtime
 

@@ -54,6 +54,9 @@ USER_AGENT = "multisched"
 #: listing, looked at this often, or this long after it at the latest.
 SYNCED_HOOK_POLL_SECONDS = 0.5
 SYNCED_HOOK_MAX_DELAY_SECONDS = 30.0
+#: ``on_listed`` is called when every informer has listed, or this long after start-up at the
+#: latest (an API server that does not answer must not hold the collector off for good).
+LISTED_HOOK_MAX_DELAY_SECONDS = 60.0
 
 
 class Runtime:
@@ -112,6 +115,9 @@ class Runtime:
         self.intake: Intake | None = None
         #: Called once, when the queue first runs dry after the first listing (heap.freeze).
         self.on_synced: Callable[[], None] | None = None
+        #: Called once, when every informer has first listed (heap.listed); also when the
+        #: runtime stops before that.
+        self.on_listed: Callable[[], None] | None = None
         self.elector: LeaderElector | None = None
         self._elector_task: asyncio.Task[None] | None = None
         self._loop_task: asyncio.Task[None] | None = None
@@ -144,6 +150,7 @@ class Runtime:
             self.api.api_client, self.cluster.feeds(), on_relisted=self.profile_sync.resync
         )
         self.intake.start()
+        self._spawn(self._after_first_listing(self.intake))
         if self.options.http_port:
             self._health = HealthServer(
                 self.options.http_host, self.options.http_port, ready=lambda: self.synced
@@ -347,6 +354,15 @@ class Runtime:
             await self.scheduler.run(stop, gate=gate)
         finally:
             logger.info("scheduling loop stopped")
+
+    async def _after_first_listing(self, intake: Intake) -> None:
+        try:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(intake.wait_synced(), LISTED_HOOK_MAX_DELAY_SECONDS)
+        finally:
+            hook, self.on_listed = self.on_listed, None
+            if hook is not None:
+                hook()
 
     async def _when_idle(self, hook: Callable[[], None]) -> None:
         """``hook`` once the queue first runs dry after the first listing (at the latest
