@@ -80,25 +80,32 @@ def test_no_collection_while_listing_and_the_listing_is_collected_once_when_idle
     assert gc.get_freeze_count() >= len(kept)
 
 
+def _runtime(host: str) -> Runtime:
+    return Runtime(
+        Options(http_port=0, secure_port=0),
+        Api(k8s.ApiClient(k8s.Configuration(host=host))),
+        default_registry(load_entry_points=False),
+    )
+
+
+async def _called(calls: list[bool]) -> None:
+    for _ in range(200):
+        if calls:
+            return
+        await asyncio.sleep(0.01)
+
+
 async def test_the_runtime_calls_on_listed_once_the_informers_have_listed(
     kmock: KubernetesEmulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     declare_kinds(kmock)
     namespaces_listable(monkeypatch)
-    api_client = k8s.ApiClient(k8s.Configuration(host=str(kmock.url).rstrip("/")))
-    rt = Runtime(
-        Options(http_port=0, secure_port=0),
-        Api(api_client),
-        default_registry(load_entry_points=False),
-    )
+    rt = _runtime(str(kmock.url).rstrip("/"))
     calls: list[bool] = []
     rt.on_listed = lambda: calls.append(rt.intake is not None and rt.intake.synced)
     await rt.start()
     try:
-        for _ in range(200):
-            if calls:
-                break
-            await asyncio.sleep(0.01)
+        await _called(calls)
         assert calls == [True]
     finally:
         await rt.stop()
@@ -107,12 +114,7 @@ async def test_the_runtime_calls_on_listed_once_the_informers_have_listed(
 
 async def test_a_runtime_stopped_before_its_first_listing_calls_on_listed_at_stop() -> None:
     """An API server that never answers does not leave the collector off."""
-    api_client = k8s.ApiClient(k8s.Configuration(host="http://127.0.0.1:9"))  # refused
-    rt = Runtime(
-        Options(http_port=0, secure_port=0),
-        Api(api_client),
-        default_registry(load_entry_points=False),
-    )
+    rt = _runtime("http://127.0.0.1:9")  # refused
     calls: list[bool] = []
     rt.on_listed = lambda: calls.append(rt.intake is not None and rt.intake.synced)
     await rt.start()
@@ -128,20 +130,12 @@ async def test_the_runtime_calls_on_synced_once_when_the_first_listing_is_in(
     declare_kinds(kmock)
     namespaces_listable(monkeypatch)
     monkeypatch.setattr(runtime_module, "SYNCED_HOOK_POLL_SECONDS", 0.05)
-    api_client = k8s.ApiClient(k8s.Configuration(host=str(kmock.url).rstrip("/")))
-    rt = Runtime(
-        Options(http_port=0, secure_port=0),
-        Api(api_client),
-        default_registry(load_entry_points=False),
-    )
+    rt = _runtime(str(kmock.url).rstrip("/"))
     calls: list[bool] = []
     rt.on_synced = lambda: calls.append(rt.intake is not None and rt.intake.synced)
     await rt.start()
     try:
-        for _ in range(200):
-            if calls:
-                break
-            await asyncio.sleep(0.01)
+        await _called(calls)
         assert calls == [True]
         assert rt.on_synced is None  # once: a later term as leader does not freeze again
     finally:
