@@ -338,7 +338,7 @@ async def test_the_next_page_is_asked_for_from_the_head_of_an_answer() -> None:
     started_at_decode: list[list[str]] = []
     real_request, real_decode = requests_module.request_raw, requests_module.decode_json
 
-    async def request(*args: Any, **kwargs: Any) -> bytes:
+    async def request(*args: Any, **kwargs: Any) -> tuple[int, bytes]:
         started.append(dict(kwargs["query"]).get("continue", ""))
         return await real_request(*args, **kwargs)
 

@@ -21,7 +21,8 @@ from .resources import Resource
 from .volumes import VolumeStore
 
 _NO_DEADLINE = float("inf")
-#: Sets of topology domains kept at most (per set of keys and node affinity asked for).
+#: Sets of topology domains kept at most (per set of keys and node affinity asked for), and
+#: label columns (per key).
 MAX_DOMAIN_SETS = 64
 #: ``Snapshot.label_values``' mark for a node that is not in the column.
 _NOT_LISTED = object()

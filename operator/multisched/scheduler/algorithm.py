@@ -336,7 +336,7 @@ def _filter_in_batches(
         statuses = list(map(verdicts.__getitem__, rejected))
         # Whole-list steps (a spread constraint may reject most of a batch); the few
         # distinct statuses are checked once each.
-        for status in dict(zip(map(id, statuses), statuses, strict=True)).values():
+        for status in _distinct(statuses).values():
             if status.code == Code.ERROR:
                 raise SchedulingError(status.message())
             diagnosis.unschedulable_plugins.add(status.plugin)
@@ -364,7 +364,7 @@ def _judge_batch(
         # Nodes mostly share a few status objects: each is turned into a verdict once, and
         # the nodes are moved in whole-list steps.
         statuses = list(out.values())
-        distinct = dict(zip(map(id, statuses), statuses, strict=True))
+        distinct = _distinct(statuses)
         if len(distinct) == 1:
             status = statuses[0]
             if status.code == Code.SUCCESS:
@@ -384,3 +384,9 @@ def _judge_batch(
         alive = list(compress(alive, passing))
         where = list(compress(where, passing))
     return verdicts
+
+
+def _distinct(statuses: list[Status]) -> dict[int, Status]:
+    """Each status object once (by identity), in the order first seen: a batch's nodes
+    share a few."""
+    return dict(zip(map(id, statuses), statuses, strict=True))

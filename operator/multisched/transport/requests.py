@@ -71,15 +71,6 @@ def raise_for_status(status: int, raw: bytes, fallback: str) -> None:
     raise ApiError(status, message or raw.decode(errors="replace")[:200], reason or fallback)
 
 
-async def get_json(
-    api_client: k8s.ApiClient,
-    path: str,
-    query: list[tuple[str, str]],
-    timeout: float,
-) -> dict[str, Any]:
-    return await request_json(api_client, "GET", path, query=query, timeout=timeout)
-
-
 async def request_json(
     api_client: k8s.ApiClient,
     method: str,
@@ -91,16 +82,16 @@ async def request_json(
     content_type: str = "application/json",
 ) -> dict[str, Any]:
     """One request with a JSON body and answer; a non-2xx answer is ``ApiError``."""
-    raw = await request_raw(
+    status, raw = await request_raw(
         api_client, method, path, body, query=query, timeout=timeout, content_type=content_type
     )
-    return _object(raw, f"{method} {path}")
+    return _object(status, raw, f"{method} {path}")
 
 
-def _object(raw: bytes, what: str) -> dict[str, Any]:
+def _object(status: int, raw: bytes, what: str) -> dict[str, Any]:
     data = decode_json(raw) if raw else {}
     if not isinstance(data, dict):
-        raise ApiError(200, f"{what}: not a JSON object", "InvalidResponse")
+        raise ApiError(status, f"{what}: not a JSON object", "InvalidResponse")
     return data
 
 
@@ -113,8 +104,8 @@ async def request_raw(
     query: list[tuple[str, str]] | None = None,
     timeout: float = 30.0,
     content_type: str = "application/json",
-) -> bytes:
-    """``request_json``'s answer as the bytes the server sent (a 2xx answer)."""
+) -> tuple[int, bytes]:
+    """``request_json``'s answer as the status and the bytes the server sent (a 2xx answer)."""
     headers = {"Accept": "application/json"}
     if body is not None:
         headers["Content-Type"] = content_type
@@ -133,7 +124,7 @@ async def request_raw(
     finally:
         resp.release()
     raise_for_status(resp.status, raw, str(resp.reason or ""))
-    return raw
+    return resp.status, raw
 
 
 async def list_pages(
@@ -157,7 +148,7 @@ async def list_pages(
     again from the start, as the reflector does.
     """
 
-    def fetch(token: str) -> asyncio.Task[bytes]:
+    def fetch(token: str) -> asyncio.Task[tuple[int, bytes]]:
         query: list[tuple[str, str]] = [("limit", str(page_size))]
         if field_selector:
             query.append(("fieldSelector", field_selector))
@@ -168,15 +159,15 @@ async def list_pages(
         request = request_raw(api_client, "GET", resource.path(), query=query, timeout=timeout)
         return asyncio.ensure_future(request)
 
-    pending: asyncio.Task[bytes] | None = fetch("")
+    pending: asyncio.Task[tuple[int, bytes]] | None = fetch("")
     try:
         while pending is not None:
-            raw = await pending
+            status, raw = await pending
             early = continue_token(raw)
             pending = fetch(early) if early else None
             if pending is not None:
                 await asyncio.sleep(0)  # the request goes out now, not after this page
-            page = _object(raw, f"GET {resource.path()}")
+            page = _object(status, raw, f"GET {resource.path()}")
             del raw
             meta = page.get("metadata") or {}
             token = str(meta.get("continue") or "")
@@ -192,7 +183,7 @@ async def list_pages(
             await _cancelled(pending)
 
 
-async def _cancelled(task: asyncio.Task[bytes]) -> None:
+async def _cancelled(task: asyncio.Task[tuple[int, bytes]]) -> None:
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError, Exception):
         await task
