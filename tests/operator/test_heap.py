@@ -129,7 +129,7 @@ async def test_the_runtime_calls_on_synced_once_when_the_first_listing_is_in(
 ) -> None:
     declare_kinds(kmock)
     namespaces_listable(monkeypatch)
-    monkeypatch.setattr(runtime_module, "SYNCED_HOOK_POLL_SECONDS", 0.05)
+    monkeypatch.setattr(runtime_module, "SYNCED_HOOK_QUIET_SECONDS", 0.05)
     rt = _runtime(str(kmock.url).rstrip("/"))
     calls: list[bool] = []
     rt.on_synced = lambda: calls.append(rt.intake is not None and rt.intake.synced)
@@ -142,30 +142,52 @@ async def test_the_runtime_calls_on_synced_once_when_the_first_listing_is_in(
         await rt.stop()
 
 
-async def test_the_heap_is_frozen_when_the_queue_first_runs_dry(
+class _BurstyQueue:
+    """A backlog that comes in through kopf in bursts: pods are popped until ``busy_until``,
+    and between bursts the active queue is empty for a moment."""
+
+    def __init__(self, busy_for: float) -> None:
+        self._clock = asyncio.get_running_loop().time
+        self.busy_until = self._clock() + busy_for
+        self._popped = 0
+        self._looks = 0
+
+    @property
+    def scheduling_cycle(self) -> int:
+        if self._clock() < self.busy_until:
+            self._popped += 1
+        return self._popped
+
+    def has_active(self) -> bool:
+        self._looks += 1
+        return self._clock() < self.busy_until and self._looks % 2 == 0
+
+
+async def test_the_heap_is_frozen_only_once_the_scheduler_has_been_quiet(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Not while a backlog is being scheduled: a full collection would hold up its pods."""
-    monkeypatch.setattr(runtime_module, "SYNCED_HOOK_POLL_SECONDS", 0.01)
-    backlog = [3]  # the queue holds pods for three more looks
-
-    def has_active() -> bool:
-        backlog[0] -= 1
-        return backlog[0] >= 0
-
-    fake = SimpleNamespace(scheduler=SimpleNamespace(queue=SimpleNamespace(has_active=has_active)))
-    calls: list[int] = []
-    await Runtime._when_idle(fake, lambda: calls.append(backlog[0]))  # type: ignore[arg-type]
-    assert calls == [-1]  # once, after the queue was seen empty
+    """Not while a backlog is being scheduled, even when the queue runs dry between its
+    bursts: a full collection would hold up its pods."""
+    monkeypatch.setattr(runtime_module, "SYNCED_HOOK_QUIET_SECONDS", 0.1)
+    queue = _BurstyQueue(busy_for=0.3)
+    fake = SimpleNamespace(scheduler=SimpleNamespace(queue=queue))
+    loop = asyncio.get_running_loop()
+    frozen_at: list[float] = []
+    await Runtime._when_idle(fake, lambda: frozen_at.append(loop.time()))  # type: ignore[arg-type]
+    assert len(frozen_at) == 1  # once
+    # A whole quiet span after the last pop, less the one look (a tenth) it may take to see it.
+    assert frozen_at[0] >= queue.busy_until + 0.1 * 0.9
 
 
 async def test_a_queue_that_never_runs_dry_freezes_at_the_latest_deadline(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(runtime_module, "SYNCED_HOOK_POLL_SECONDS", 0.01)
+    monkeypatch.setattr(runtime_module, "SYNCED_HOOK_QUIET_SECONDS", 0.01)
     monkeypatch.setattr(runtime_module, "SYNCED_HOOK_MAX_DELAY_SECONDS", 0.05)
     fake = SimpleNamespace(
-        scheduler=SimpleNamespace(queue=SimpleNamespace(has_active=lambda: True))
+        scheduler=SimpleNamespace(
+            queue=SimpleNamespace(has_active=lambda: True, scheduling_cycle=0)
+        )
     )
     calls: list[bool] = []
     await asyncio.wait_for(Runtime._when_idle(fake, lambda: calls.append(True)), 2)  # type: ignore[arg-type]

@@ -136,6 +136,7 @@ def test_a_pod_deleted_and_added_again_is_popped_once_in_its_new_place() -> None
     while (qpi := q.pop_nowait()) is not None:
         popped.append(qpi.pod.name)
     assert popped == ["b", "c", "a"]
+    assert q.scheduling_cycle == 3  # pops of pods, not of the stale entry left behind
 
 
 def test_a_pod_deleted_while_backing_off_does_not_come_back() -> None:

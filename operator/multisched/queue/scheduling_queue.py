@@ -118,6 +118,8 @@ class SchedulingQueue:
         self._moved_since_pop: set[str] = set()
         self._wakeup = asyncio.Event() if _has_loop() else None
         self.closed = False
+        #: Pods popped so far (upstream's ``SchedulingCycle``).
+        self.scheduling_cycle = 0
 
     # -- adding ---------------------------------------------------------------------------
 
@@ -209,6 +211,7 @@ class SchedulingQueue:
                 continue
             self._where[uid] = QueueName.IN_FLIGHT
             self._moved_since_pop.discard(uid)
+            self.scheduling_cycle += 1
             qpi.attempts += 1
             if qpi.initial_attempt_timestamp is None:
                 qpi.initial_attempt_timestamp = self.clock()

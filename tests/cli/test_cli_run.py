@@ -1,0 +1,59 @@
+"""``multisched run`` imports the operator with the collector off, and turns it back on."""
+
+from __future__ import annotations
+
+import gc
+import sys
+import types
+from collections.abc import Iterator
+
+import pytest
+
+from multisched.cli import main
+
+
+@pytest.fixture
+def collector_on() -> Iterator[None]:
+    enabled = gc.isenabled()
+    gc.enable()
+    try:
+        yield
+    finally:
+        if not enabled:
+            gc.disable()
+
+
+@pytest.mark.usefixtures("collector_on")
+def test_run_imports_the_operator_with_the_collector_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    during_import: list[bool] = []
+    ran: list[tuple[list[str], bool]] = []
+
+    def run(argv: list[str]) -> int:
+        ran.append((argv, gc.isenabled()))
+        return 3
+
+    # The operator's module as the import statement reads it: ``from ... import run``.
+    operator_main = types.ModuleType("multisched.operator.main")
+
+    def module_getattr(name: str) -> object:
+        if name == "run":
+            during_import.append(gc.isenabled())
+            return run
+        raise AttributeError(name)
+
+    operator_main.__getattr__ = module_getattr  # type: ignore[method-assign]
+    monkeypatch.setitem(sys.modules, "multisched.operator.main", operator_main)
+
+    assert main(["run", "--all-namespaces"]) == 3
+    assert during_import == [False]
+    assert ran == [(["--all-namespaces"], True)]  # on again before the operator runs
+    assert gc.isenabled()
+
+
+@pytest.mark.usefixtures("collector_on")
+def test_a_failed_import_turns_the_collector_back_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    broken = types.ModuleType("multisched.operator.main")  # has no ``run``
+    monkeypatch.setitem(sys.modules, "multisched.operator.main", broken)
+    with pytest.raises(ImportError):
+        main(["run"])
+    assert gc.isenabled()
