@@ -101,7 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--schedulers",
         default="kube-scheduler,multisched",
-        help="comma-separated subset of kube-scheduler,multisched",
+        help="comma-separated subset of kube-scheduler,kube-scheduler-json,multisched "
+        "(kube-scheduler-json: the same kube-scheduler with a JSON client, as multisched's "
+        "must be; a reference that tells the wire format's share of a ratio)",
     )
     parser.add_argument(
         "--repeat",
@@ -143,6 +145,8 @@ async def bench(args: argparse.Namespace) -> int:
             else:
                 contenders.append(ks)
                 log(f"kube-scheduler: {_version([ks.argv[0], '--version'])}")
+        if "kube-scheduler-json" in wanted and (ks_json := kube_scheduler(cp, json=True)):
+            contenders.append(ks_json)
         if "multisched" in wanted:
             contenders.append(multisched(cp, profile_scheduler_name()))
             log(f"multisched {metadata.version('multisched')} ({contenders[-1].argv[0]})")

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .controlplane import ControlPlane, free_port
+from .report import KUBE_SCHEDULER, KUBE_SCHEDULER_JSON
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 SAMPLE_SECONDS = 0.1
@@ -52,22 +53,28 @@ class Contender:
     port_flag: str
 
 
-def kube_scheduler(cp: ControlPlane) -> Contender | None:
+def kube_scheduler(cp: ControlPlane, *, json: bool = False) -> Contender | None:
+    """kube-scheduler with the default profile. ``json``: its client speaks JSON to the API
+    server, as multisched's must (kubernetes_asyncio and kopf have no protobuf), instead of
+    its default protobuf; the same binary otherwise, to tell the wire format's share apart."""
     binary = shutil.which("kube-scheduler")
     if binary is None:
         return None
+    content_type = "contentType: application/json, " if json else ""
     # The default profile; only the client's rate limit is raised (50 qps would cap binding).
     config = (
         "apiVersion: kubescheduler.config.k8s.io/v1\n"
         "kind: KubeSchedulerConfiguration\n"
-        f"clientConnection: {{kubeconfig: '{cp.kubeconfig}', qps: 5000, burst: 10000}}\n"
+        f"clientConnection: {{{content_type}kubeconfig: '{cp.kubeconfig}', qps: 5000, "
+        "burst: 10000}\n"
         "leaderElection: {leaderElect: false}\n"
         "profiles: [{schedulerName: default-scheduler}]\n"
     )
-    path = cp.workdir / "kube-scheduler.yaml"
+    name = KUBE_SCHEDULER_JSON if json else KUBE_SCHEDULER
+    path = cp.workdir / f"{name}.yaml"
     path.write_text(config)
     argv = [binary, f"--config={path}", "--bind-address=127.0.0.1"]
-    return Contender("kube-scheduler", "default-scheduler", argv, "--secure-port")
+    return Contender(name, "default-scheduler", argv, "--secure-port")
 
 
 def multisched(cp: ControlPlane, scheduler_name: str) -> Contender:

@@ -9,6 +9,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 KUBE_SCHEDULER = "kube-scheduler"
+#: kube-scheduler speaking JSON to the API server (a reference, not a target).
+KUBE_SCHEDULER_JSON = "kube-scheduler-json"
 MULTISCHED = "multisched"
 
 
@@ -62,12 +64,13 @@ class Row:
         figure = self.figures.get(who)
         return figure.value if figure is not None else None
 
-    def ratio_value(self) -> float | None:
-        ours, theirs = self.value(MULTISCHED), self.value(KUBE_SCHEDULER)
+    def ratio_value(self, to: str = KUBE_SCHEDULER) -> float | None:
+        """multisched's figure over ``to``'s."""
+        ours, theirs = self.value(MULTISCHED), self.value(to)
         return ours / theirs if ours is not None and theirs else None
 
-    def ratio(self) -> str:
-        ratio = self.ratio_value()
+    def ratio(self, to: str = KUBE_SCHEDULER) -> str:
+        ratio = self.ratio_value(to)
         return "-" if ratio is None else f"{ratio:.2f}x"
 
     def goal(self) -> str:
@@ -96,16 +99,15 @@ class Table:
 
     def render(self, contenders: list[str]) -> str:
         header = ["scenario", "measure", *contenders]
-        if KUBE_SCHEDULER in contenders and MULTISCHED in contenders:
-            header.append("multisched/kube-scheduler")
+        references = _references(contenders)
+        header += [f"multisched/{to}" for to in references]
         header.append("issue 7 target")
         lines = [header]
         last = ""
         for row in self.rows():
             cells = [row.scenario if row.scenario != last else "", row.measure]
             cells += [row.figures[c].text() if c in row.figures else "-" for c in contenders]
-            if len(header) > len(cells) + 1:
-                cells.append(row.ratio())
+            cells += [row.ratio(to) for to in references]
             cells.append(row.goal())
             lines.append(cells)
             last = row.scenario
@@ -135,18 +137,29 @@ def columns(lines: list[list[str]]) -> str:
     return "\n".join(out)
 
 
+def _references(contenders: list[str]) -> list[str]:
+    """The schedulers multisched's figures are divided by, of those measured."""
+    if MULTISCHED not in contenders:
+        return []
+    return [c for c in (KUBE_SCHEDULER, KUBE_SCHEDULER_JSON) if c in contenders]
+
+
 def medians(tables: Sequence[Table], contenders: list[str]) -> str:
     """Several runs' tables as one: per row, the median of each contender's figures and the
     median of the per-run ratios multisched/kube-scheduler with their range (runs in which a
-    figure is missing are left out of that row)."""
+    figure is missing are left out of that row); and multisched/kube-scheduler-json's median
+    ratio when that reference ran."""
     keyed: dict[tuple[str, str], list[Row]] = {}
     for table in tables:
         for key, row in sorted(table._rows.items(), key=lambda kv: kv[0][0]):
             keyed.setdefault(key, []).append(row)
     both = KUBE_SCHEDULER in contenders and MULTISCHED in contenders
+    json_reference = KUBE_SCHEDULER_JSON in _references(contenders)
     header = ["scenario", "measure", *contenders]
     if both:
         header += ["median ratio", "ratio range", "runs"]
+    if json_reference:
+        header += ["median ratio to json", "range"]
     lines = [header]
     last = ""
     for rows in keyed.values():
@@ -166,6 +179,13 @@ def medians(tables: Sequence[Table], contenders: list[str]) -> str:
                 ]
             else:
                 cells += ["-", "-", "0"]
+        if json_reference:
+            ratios = [x for r in rows if (x := r.ratio_value(KUBE_SCHEDULER_JSON)) is not None]
+            cells += (
+                [f"{statistics.median(ratios):.2f}x", f"{min(ratios):.2f}-{max(ratios):.2f}"]
+                if ratios
+                else ["-", "-"]
+            )
         lines.append(cells)
         last = first.scenario
     return columns(lines)
