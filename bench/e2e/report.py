@@ -144,6 +144,27 @@ def _references(contenders: list[str]) -> list[str]:
     return [c for c in (KUBE_SCHEDULER, KUBE_SCHEDULER_JSON) if c in contenders]
 
 
+#: The columns of multisched's ratio to each reference in ``medians``; kube-scheduler's also
+#: says in how many runs both had a figure.
+_RATIO_COLUMNS = {
+    KUBE_SCHEDULER: ["median ratio", "ratio range", "runs"],
+    KUBE_SCHEDULER_JSON: ["median ratio to json", "range"],
+}
+
+
+def _median_ratio(rows: Sequence[Row], to: str) -> list[str]:
+    """The median of the per-run ratios multisched/``to``, their range, and how many runs
+    had both figures."""
+    ratios = [x for r in rows if (x := r.ratio_value(to)) is not None]
+    if not ratios:
+        return ["-", "-", "0"]
+    return [
+        f"{statistics.median(ratios):.2f}x",
+        f"{min(ratios):.2f}-{max(ratios):.2f}",
+        str(len(ratios)),
+    ]
+
+
 def medians(tables: Sequence[Table], contenders: list[str]) -> str:
     """Several runs' tables as one: per row, the median of each contender's figures and the
     median of the per-run ratios multisched/kube-scheduler with their range (runs in which a
@@ -153,13 +174,10 @@ def medians(tables: Sequence[Table], contenders: list[str]) -> str:
     for table in tables:
         for key, row in sorted(table._rows.items(), key=lambda kv: kv[0][0]):
             keyed.setdefault(key, []).append(row)
-    both = KUBE_SCHEDULER in contenders and MULTISCHED in contenders
-    json_reference = KUBE_SCHEDULER_JSON in _references(contenders)
+    references = _references(contenders)
     header = ["scenario", "measure", *contenders]
-    if both:
-        header += ["median ratio", "ratio range", "runs"]
-    if json_reference:
-        header += ["median ratio to json", "range"]
+    for to in references:
+        header += _RATIO_COLUMNS[to]
     lines = [header]
     last = ""
     for rows in keyed.values():
@@ -169,23 +187,8 @@ def medians(tables: Sequence[Table], contenders: list[str]) -> str:
             values = [v for r in rows if (v := r.value(c)) is not None]
             unit = next((r.figures[c].unit for r in rows if c in r.figures), "")
             cells.append(Figure(statistics.median(values), unit).text() if values else "-")
-        if both:
-            ratios = [x for r in rows if (x := r.ratio_value()) is not None]
-            if ratios:
-                cells += [
-                    f"{statistics.median(ratios):.2f}x",
-                    f"{min(ratios):.2f}-{max(ratios):.2f}",
-                    str(len(ratios)),
-                ]
-            else:
-                cells += ["-", "-", "0"]
-        if json_reference:
-            ratios = [x for r in rows if (x := r.ratio_value(KUBE_SCHEDULER_JSON)) is not None]
-            cells += (
-                [f"{statistics.median(ratios):.2f}x", f"{min(ratios):.2f}-{max(ratios):.2f}"]
-                if ratios
-                else ["-", "-"]
-            )
+        for to in references:
+            cells += _median_ratio(rows, to)[: len(_RATIO_COLUMNS[to])]
         lines.append(cells)
         last = first.scenario
     return columns(lines)
