@@ -498,6 +498,36 @@ def test_score_totals_are_weighted_sums_over_plugins() -> None:
     assert fw.run_score(CycleState(), pod(), NODES) == (totals, [])
 
 
+@pytest.mark.parametrize("weight", [1, 2, 4, 5, 100])
+def test_score_totals_hold_for_small_and_large_weights(weight: int) -> None:
+    # Small weights enter the totals as repeated columns, large ones multiplied: one sum.
+    fw = framework(
+        [
+            fake("A", score=_by_node(n1=10, n2=0, n3=100)),
+            fake("B", score=_by_node(n1=7, n2=3, n3=0)),
+        ],
+        weights={"A": weight, "B": 1},
+        score=["A", "B"],
+    )
+    totals, _ = fw.run_score(CycleState(), pod(), NODES)
+    assert totals == [10 * weight + 7, 3, 100 * weight]
+    # One plugin alone, and none at all.
+    alone = framework(
+        [fake("A", score=_by_node(n1=1, n2=2, n3=3))], weights={"A": weight}, score=["A"]
+    )
+    assert alone.run_score(CycleState(), pod(), NODES)[0] == [weight, 2 * weight, 3 * weight]
+    assert framework([]).run_score(CycleState(), pod(), NODES)[0] == [0, 0, 0]
+
+
+def test_scores_in_range_pass_whatever_their_type_and_below_range_fail() -> None:
+    mixed: dict[str, float] = {"n1": 0.5, "n2": 100.0, "n3": True}
+    fw = framework([fake("A", score=lambda state, p, node: mixed[node.name])], score=["A"])
+    assert fw.run_score(CycleState(), pod(), NODES)[0] == [0.5, 100.0, 1]
+    fw = framework([fake("A", score=_by_node(n1=3, n2=-1, n3=5))], score=["A"])
+    with pytest.raises(PluginError, match='plugin "A" returns an invalid score -1'):
+        fw.run_score(CycleState(), pod(), NODES)
+
+
 def test_normalize_score_rescales_the_raw_scores_before_weighting() -> None:
     seen: list[list[int]] = []
 

@@ -10,9 +10,9 @@ pod is observed) or the binder forgets it (binding failed). Once the binding is 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from itertools import repeat
 from typing import Any
 
+from .columns import lookup_all
 from .groups import GroupStore
 from .node_info import ImageStateSummary, NodeInfo
 from .pod_counts import Matcher, SelectorCounts, SelectorIndex, TermIndex
@@ -24,8 +24,6 @@ _NO_DEADLINE = float("inf")
 #: Sets of topology domains kept at most (per set of keys and node affinity asked for), and
 #: label columns (per key).
 MAX_DOMAIN_SETS = 64
-#: ``Snapshot.label_values``' mark for a node that is not in the column.
-_NOT_LISTED = object()
 
 
 class Snapshot:
@@ -134,12 +132,10 @@ class Snapshot:
             if len(self._columns) >= MAX_DOMAIN_SETS:
                 self._columns.clear()
             column = self._columns[key] = {n: n.labels.get(key) for n in self.node_info_list}
-        values: list[Any] = list(map(column.get, nodes, repeat(_NOT_LISTED)))
-        if _NOT_LISTED in values:  # a clone, or a node of another cache: read its labels
-            for j, value in enumerate(values):
-                if value is _NOT_LISTED:
-                    values[j] = nodes[j].labels.get(key)
-        return values
+        try:
+            return lookup_all(column, nodes)
+        except KeyError:  # a clone, or a node of another cache: read its labels
+            return [column[n] if n in column else n.labels.get(key) for n in nodes]
 
     @property
     def pdbs(self) -> list[dict[str, Any]]:

@@ -47,6 +47,11 @@ from .registry import Registry
 from .status import Code, PluginError, Status, code_label
 from .waiting import WaitingPod
 
+#: Every valid integer score (``run_score`` checks a plugin's scores against it).
+_VALID_SCORES = frozenset(range(MIN_NODE_SCORE, MAX_NODE_SCORE + 1))
+#: Up to this weight a plugin's scores enter the totals that many times, not multiplied.
+_REPEATED_WEIGHT_AT_MOST = 4
+
 logger = logging.getLogger(__name__)
 
 FilterFn = Callable[[CycleState, PodInfo, NodeInfo], "Status | None"]
@@ -448,7 +453,10 @@ class Framework:
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], explain: bool = False
     ) -> tuple[list[int], list[PluginScores]]:
         """Total weighted score per node (same order as ``nodes``), and per-plugin detail."""
-        totals = [0] * len(nodes)
+        # Each plugin's scores, once per unit of weight (or multiplied, for a large weight):
+        # the totals are then one ``sum`` per node over a zip, where adding plugin by plugin
+        # would build a list per plugin (this runs per plugin per cycle).
+        columns: list[Sequence[int]] = []
         detail: list[PluginScores] = []
         skip = state.skip_score_plugins
         timed = state.record_plugin_metrics
@@ -472,22 +480,29 @@ class Framework:
             # One observation per plugin and cycle: all its nodes plus NormalizeScore.
             if timed:
                 self._observe(state, pl.name, "Score", None, start)
-            if scores and (max(scores) > MAX_NODE_SCORE or min(scores) < MIN_NODE_SCORE):
+            # Integer scores are checked by one set lookup each; min and max only judge the
+            # rest (a float in range is accepted, as before).
+            if not _VALID_SCORES.issuperset(scores) and (
+                max(scores) > MAX_NODE_SCORE or min(scores) < MIN_NODE_SCORE
+            ):
                 bad = next(x for x in scores if not MIN_NODE_SCORE <= x <= MAX_NODE_SCORE)
                 raise PluginError(
                     f'plugin "{pl.name}" returns an invalid score {bad}, it should in the '
                     f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
                 )
-            if len(scores) != len(totals):
+            if len(scores) != len(nodes):
                 raise PluginError(
-                    f'plugin "{pl.name}" returned {len(scores)} scores for {len(totals)} nodes'
+                    f'plugin "{pl.name}" returned {len(scores)} scores for {len(nodes)} nodes'
                 )
-            # map + operator: the per-node sum at C speed (it runs per plugin per cycle).
-            weighted = scores if weight == 1 else map(operator.mul, scores, repeat(weight))
-            totals = list(map(operator.add, totals, weighted))
             if explain:
                 detail.append(PluginScores(pl.name, weight, scores, [x * weight for x in scores]))
-        return totals, detail
+            if weight <= _REPEATED_WEIGHT_AT_MOST:
+                columns.extend(repeat(scores, weight))
+            else:
+                columns.append(list(map(operator.mul, scores, repeat(weight))))
+        if len(columns) > 1:
+            return list(map(sum, zip(*columns, strict=True))), detail
+        return list(columns[0]) if columns else [0] * len(nodes), detail
 
     def run_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         for pl in self.reserve_plugins:

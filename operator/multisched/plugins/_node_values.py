@@ -14,6 +14,7 @@ from collections.abc import Callable, Hashable, Sequence
 from typing import Generic, TypeVar
 
 from multisched.cache import NodeInfo, Snapshot
+from multisched.cache.columns import lookup_all
 
 V = TypeVar("V")
 
@@ -50,11 +51,13 @@ class NodeValues(Generic[V]):
         kept under ``key``."""
         if snapshot is None or not snapshot.node_info_list:
             return compute(nodes)
-        table = self._current(snapshot, key)
+        table = self._current(snapshot, key, compute)
         values = table.values
+        try:
+            return lookup_all(values, nodes)
+        except KeyError:  # nodes not asked for under this key yet
+            pass
         out: list[V | None] = list(map(values.get, nodes))
-        if None not in out:
-            return out  # type: ignore[return-value]
         stale: list[int] = []
         at = -1
         try:
@@ -74,8 +77,14 @@ class NodeValues(Generic[V]):
                 values[node] = value
         return out  # type: ignore[return-value]
 
-    def _current(self, snapshot: Snapshot, key: Hashable) -> _Table[V]:
-        """The table for ``key`` with the change log applied."""
+    def _current(
+        self,
+        snapshot: Snapshot,
+        key: Hashable,
+        compute: Callable[[Sequence[NodeInfo]], list[V]],
+    ) -> _Table[V]:
+        """The table for ``key`` with the change log applied: the changed nodes it holds
+        are computed again at once, so that a cycle's lookup finds every node it kept."""
         log = snapshot.node_log
         table = self._tables.get(key)
         if table is None or table.epoch != snapshot.log_epoch:
@@ -85,8 +94,15 @@ class NodeValues(Generic[V]):
             return table
         if table.position < len(log):
             values, listed = table.values, snapshot.node_info_list
-            for index in log[table.position :]:
-                if index < len(listed):
-                    values.pop(listed[index], None)
+            size = len(listed)
+            changed = list(
+                dict.fromkeys(
+                    listed[index]
+                    for index in log[table.position :]
+                    if index < size and listed[index] in values
+                )
+            )
             table.position = len(log)
+            if changed:
+                values.update(zip(changed, compute(changed), strict=True))
         return table

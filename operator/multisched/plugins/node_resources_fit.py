@@ -334,7 +334,7 @@ class NodeResourcesFit:
         request = (s.milli_cpu, s.memory, s.ephemeral_storage)
         # ``filter``'s fast path as a screen; the nodes it does not clear get ``filter``.
         cleared = self._cleared.values(self._snapshot(), request, nodes, partial(_clear, request))
-        suspects = [i for i, ok in enumerate(cleared) if not ok]
+        suspects = [] if all(cleared) else [i for i, ok in enumerate(cleared) if not ok]
         return failing(self.filter, state, pod, nodes, suspects)
 
     def pre_score(
