@@ -1,4 +1,5 @@
-"""``multisched run`` imports the operator with the collector off, and turns it back on."""
+"""``multisched run`` imports the operator with the collector off, and turns it back on; the
+one-shot commands run with the young generation tuned."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from multisched import cli, heap
 from multisched.cli import main
 
 
@@ -57,3 +59,23 @@ def test_a_failed_import_turns_the_collector_back_on(monkeypatch: pytest.MonkeyP
     with pytest.raises(ImportError):
         main(["run"])
     assert gc.isenabled()
+
+
+def test_a_one_shot_command_runs_with_the_young_generation_tuned(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen: list[tuple[int, int, int]] = []
+
+    def validate(args: object) -> int:
+        seen.append(gc.get_threshold())
+        return 0
+
+    monkeypatch.setattr(cli, "cmd_validate", validate)
+    before = gc.get_threshold()
+    gc.set_threshold(700, 10, 10)
+    try:
+        assert main(["validate", "profile.yaml"]) == 0
+        assert seen == [(heap.YOUNG_THRESHOLD, 10, 10)]
+        assert gc.get_threshold() == (700, 10, 10)  # main leaves the process as it was
+    finally:
+        gc.set_threshold(*before)

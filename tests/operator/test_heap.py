@@ -14,7 +14,7 @@ from kmock import KubernetesEmulator
 from kubernetes_asyncio import client as k8s
 
 from kmock_support import declare_kinds, namespaces_listable
-from multisched.operator import heap
+from multisched import heap
 from multisched.operator import runtime as runtime_module
 from multisched.operator.client import Api
 from multisched.operator.options import Options

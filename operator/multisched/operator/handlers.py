@@ -25,7 +25,8 @@ from typing import Any
 
 import kopf
 
-from . import heap
+from multisched import heap
+
 from .depth import NoDiffBase, NoProgress, allow_api_depth
 from .intake import UNASSIGNED_PODS
 from .options import Options

@@ -1,4 +1,5 @@
-"""The garbage collector's policy for a long-running scheduler.
+"""The garbage collector's policy: for a long-running scheduler, and for the one-shot
+commands (``simulate``, ``explain``, ``snapshot``), which keep what they read to the end.
 
 A scheduler keeps one compact object per pod of the cluster, and each scheduling cycle
 allocates and drops a few hundred more. With CPython's default thresholds (700, 10, 10) the
@@ -15,6 +16,9 @@ before that; what survives is the cache's growth), and:
   collector runs again;
 - once the scheduler has been quiet for a second, the start-up heap is collected once and
   frozen out of every later collection (``freeze``).
+
+A one-shot command only takes the young generation (``tune``): a simulation of 2,000 pods on
+1,000 nodes ran 267 young collections, 0.11-0.15 s of its 2.1 s of CPU, and runs 3.
 """
 
 from __future__ import annotations
