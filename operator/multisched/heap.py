@@ -1,5 +1,5 @@
 """The garbage collector's policy: for a long-running scheduler, and for the one-shot
-commands (``simulate``, ``explain``, ``snapshot``), which keep what they read to the end.
+commands (every ``multisched`` command but ``run``), which keep what they read to the end.
 
 A scheduler keeps one compact object per pod of the cluster, and each scheduling cycle
 allocates and drops a few hundred more. With CPython's default thresholds (700, 10, 10) the

@@ -519,10 +519,33 @@ def test_score_totals_hold_for_small_and_large_weights(weight: int) -> None:
     assert framework([]).run_score(CycleState(), pod(), NODES)[0] == [0, 0, 0]
 
 
+@pytest.mark.parametrize("weight", [0, -2])
+def test_weights_that_validation_refuses_still_multiply(weight: int) -> None:
+    # A Framework built without the config checks: the totals are still score x weight.
+    fw = framework(
+        [
+            fake("A", score=_by_node(n1=10, n2=20, n3=30)),
+            fake("B", score=_by_node(n1=1, n2=2, n3=3)),
+        ],
+        weights={"A": weight},
+        score=["A", "B"],
+    )
+    assert fw.run_score(CycleState(), pod(), NODES)[0] == [
+        10 * weight + 1,
+        20 * weight + 2,
+        30 * weight + 3,
+    ]
+
+
 def test_scores_in_range_pass_whatever_their_type_and_below_range_fail() -> None:
     mixed: dict[str, float] = {"n1": 0.5, "n2": 100.0, "n3": True}
     fw = framework([fake("A", score=lambda state, p, node: mixed[node.name])], score=["A"])
     assert fw.run_score(CycleState(), pod(), NODES)[0] == [0.5, 100.0, 1]
+    # Booleans add up as the integers they are.
+    flags = {"n1": True, "n2": False, "n3": True}
+    fw = framework([fake("A", score=lambda state, p, node: flags[node.name])], score=["A"])
+    totals = fw.run_score(CycleState(), pod(), NODES)[0]
+    assert totals == [1, 0, 1] and [type(x) for x in totals] == [int, int, int]
     fw = framework([fake("A", score=_by_node(n1=3, n2=-1, n3=5))], score=["A"])
     with pytest.raises(PluginError, match='plugin "A" returns an invalid score -1'):
         fw.run_score(CycleState(), pod(), NODES)

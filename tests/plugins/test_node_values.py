@@ -7,13 +7,15 @@ random subsets and orders, and clones with pods added, as preemption makes them.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 
 import pytest
 
-from builders import pod_dict
+from builders import node_dict, pod_dict
 from churn import Churn, default_framework, populated
 from multisched.cache import Cache, NodeInfo, PodInfo
 from multisched.framework import CycleState
+from multisched.plugins._node_values import NodeValues
 from multisched.plugins.node_resources_balanced_allocation import (
     NodeResourcesBalancedAllocation,
 )
@@ -99,3 +101,34 @@ def test_the_change_log_names_every_changed_node() -> None:
     assert snap.log_epoch == epoch + 1 and snap.node_log == []
     assert removed.index == -1
     assert [n.index for n in snap.node_info_list] == list(range(9))
+
+
+def test_a_failed_compute_leaves_no_stale_value() -> None:
+    """Applying the change log recomputes the changed nodes a table holds; if that fails,
+    they are computed when next asked for, never read from before the change."""
+    cache = Cache()
+    for name in ("n1", "n2"):
+        cache.add_node(node_dict(name))
+    snap = cache.snapshot
+    nodes = list(snap.node_info_list)
+    calls: list[list[str]] = []
+
+    def pods(batch: Sequence[NodeInfo]) -> list[int]:
+        calls.append([n.name for n in batch])
+        return [len(n.pods) for n in batch]
+
+    def broken(batch: Sequence[NodeInfo]) -> list[int]:
+        raise RuntimeError("compute failed")
+
+    kept: NodeValues[int] = NodeValues()
+    assert kept.values(snap, "k", nodes, pods) == [0, 0]
+    cache.add_pod(PodInfo.parse(pod_dict("a", node_name="n1")))
+    with pytest.raises(RuntimeError):
+        kept.values(snap, "k", nodes, broken)
+    calls.clear()
+    assert kept.values(snap, "k", nodes, pods) == [1, 0]
+    assert calls == [["n1"]]  # only the changed node is computed again
+    # A change is applied once: the next cycle reads every node without computing.
+    calls.clear()
+    assert kept.values(snap, "k", nodes, pods) == [1, 0]
+    assert calls == []

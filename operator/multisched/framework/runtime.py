@@ -496,13 +496,13 @@ class Framework:
                 )
             if explain:
                 detail.append(PluginScores(pl.name, weight, scores, [x * weight for x in scores]))
-            if weight <= _REPEATED_WEIGHT_AT_MOST:
+            if type(weight) is int and 0 < weight <= _REPEATED_WEIGHT_AT_MOST:
                 columns.extend(repeat(scores, weight))
             else:
                 columns.append(list(map(operator.mul, scores, repeat(weight))))
-        if len(columns) > 1:
-            return list(map(sum, zip(*columns, strict=True))), detail
-        return list(columns[0]) if columns else [0] * len(nodes), detail
+        if not columns:
+            return [0] * len(nodes), detail
+        return list(map(sum, zip(*columns, strict=True))), detail
 
     def run_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         for pl in self.reserve_plugins:

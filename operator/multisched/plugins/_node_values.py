@@ -102,6 +102,9 @@ class NodeValues(Generic[V]):
                     if index < size and listed[index] in values
                 )
             )
+            # Dropped first: should ``compute`` fail, they are computed when next asked for.
+            for node in changed:
+                del values[node]
             table.position = len(log)
             if changed:
                 values.update(zip(changed, compute(changed), strict=True))
