@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -275,6 +276,22 @@ class Operator:
     @property
     def alive(self) -> bool:
         return self.proc.poll() is None
+
+    def wait_ready(self, timeout: float = 60) -> None:
+        """Until ``/readyz`` answers 200: the caches are synced and the loop schedules (start-up
+        takes seconds on a loaded machine, so a test that times what follows waits for it)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/readyz", timeout=5):
+                    return
+            except OSError:  # not listening yet, or 503 (HTTPError is an OSError)
+                pass
+            if not self.alive or time.monotonic() > deadline:
+                raise AssertionError(
+                    f"{self.name} not ready in {timeout} s:\n{self.output()[-3000:]}"
+                )
+            time.sleep(0.1)
 
     def freeze(self) -> None:
         signal_process(self.proc, signal.SIGSTOP)
