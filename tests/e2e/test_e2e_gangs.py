@@ -175,8 +175,10 @@ def test_a_gang_that_does_not_fit_binds_nobody_until_a_node_comes(faults: FaultC
 def test_a_gang_past_its_timeout_frees_its_room_for_the_next_pod(faults: FaultCluster) -> None:
     install(faults, gang_profile(permit_seconds=300))
     faults.api.create_nodes(["t-0", "t-1"], cpu="1")
-    # Ready before the pods come: the two must be waiting at Permit before "after" is created.
-    faults.start_operator().wait_ready()
+    # Ready before the pods come: the two must be waiting at Permit before "after" is created
+    # (start-up takes seconds on a loaded machine).
+    op = faults.start_operator()
+    faults.kube.wait_for("the operator's /readyz", op.ready, 60)
     # The group's own timeout (3 s) wins over the plugin's 300 s.
     faults.kube.apply(pod_group("short", 3, scheduleTimeoutSeconds=3))
     gate = {"schedulingGates": [{"name": "example.com/not-yet"}]}
