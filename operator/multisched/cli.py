@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from multisched import heap
+from multisched import heap, lazy_packages
 
 EXIT_INPUT = 2
 
@@ -316,6 +316,8 @@ def _add_history_commands(sub: Any) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    # kubernetes_asyncio's client would import ~850 modules; the commands need a handful.
+    lazy_packages.install()
     if argv and argv[0] == "run":
         return cmd_run(argv[1:])
     args = build_parser().parse_args(argv)
