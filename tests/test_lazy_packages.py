@@ -37,6 +37,14 @@ def test_the_plan_of_an_init_that_only_imports_and_assigns() -> None:
     }
 
 
+def test_the_later_binding_of_a_name_wins() -> None:
+    imported_last = plan("X = 1\nfrom m import X\n")
+    assigned_last = plan("from m import X\nX = 1\n")
+    assert imported_last is not None and assigned_last is not None
+    assert (imported_last.constants, imported_last.names) == ({}, {"X": ("m", "X")})
+    assert (assigned_last.constants, assigned_last.names) == ({"X": 1}, {})
+
+
 @pytest.mark.parametrize(
     "extra",
     [
@@ -65,6 +73,7 @@ def lazypkg(tmp_path: Path) -> Iterator[Path]:
     }.items():
         (root / f"{name}.py").write_text(f"import sys\nsys.imported.append({name!r})\n{body}")
     (root / "sub" / "__init__.py").write_text("import sys\nsys.imported.append('sub')\n")
+    (root / "sub" / "leaf.py").write_text("import sys\nsys.imported.append('leaf')\n")
     (root / "__init__.py").write_text(INIT)
     sys.path.insert(0, str(tmp_path))
     sys.imported = []  # type: ignore[attr-defined]
@@ -108,6 +117,15 @@ def test_a_submodule_the_init_does_not_name_still_resolves(lazypkg: Path) -> Non
     with pytest.raises(AttributeError, match="'lazypkg' has no attribute 'missing'"):
         pkg.missing  # noqa: B018
     assert sys.imported == ["c"]  # type: ignore[attr-defined]
+
+
+def test_a_name_imported_from_a_package_may_be_its_submodule(lazypkg: Path) -> None:
+    (lazypkg / "__init__.py").write_text("from lazypkg.sub import leaf\n")
+    import lazypkg as pkg
+
+    assert sys.imported == []  # type: ignore[attr-defined]
+    assert pkg.leaf is sys.modules["lazypkg.sub.leaf"]  # as `from M import N` finds it
+    assert sys.imported == ["sub", "leaf"]  # type: ignore[attr-defined]
 
 
 def test_a_package_whose_init_does_more_is_imported_as_usual(lazypkg: Path) -> None:

@@ -57,10 +57,13 @@ def plan(source: str) -> Plan | None:
             for alias in node.names:
                 if alias.name == "*":
                     return None
-                names[alias.asname or alias.name] = (node.module, alias.name)
+                bound = alias.asname or alias.name
+                names[bound] = (node.module, alias.name)
+                constants.pop(bound, None)  # the later binding wins, as in the module
         elif isinstance(node, ast.Import) and all(alias.asname for alias in node.names):
             for alias in node.names:
                 names[str(alias.asname)] = (alias.name, "")
+                constants.pop(str(alias.asname), None)
         elif (
             isinstance(node, ast.Assign)
             and len(node.targets) == 1
@@ -68,8 +71,9 @@ def plan(source: str) -> Plan | None:
         ):
             try:
                 constants[node.targets[0].id] = ast.literal_eval(node.value)
-            except ValueError:
+            except (ValueError, TypeError, SyntaxError, RecursionError):  # not a literal
                 return None
+            names.pop(node.targets[0].id, None)
         else:
             return None
     return Plan(constants, names)
@@ -93,10 +97,10 @@ class _LazyLoader(importlib.abc.Loader):
             try:
                 if where is None:  # a submodule the eager __init__ would have imported
                     value: Any = importlib.import_module(f"{package}.{name}")
+                elif where[1]:  # from M import N: N may be a submodule of M
+                    value = getattr(__import__(where[0], fromlist=[where[1]]), where[1])
                 else:
                     value = importlib.import_module(where[0])
-                    if where[1]:
-                        value = getattr(value, where[1])
             except ModuleNotFoundError as exc:
                 if where is not None or exc.name != f"{package}.{name}":
                     raise
