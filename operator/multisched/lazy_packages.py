@@ -7,8 +7,8 @@ of the import system that loads the package modules below with the same names, e
 imported from the module its ``__init__`` names, on first use.
 
 A package is taken lazily only if its ``__init__`` holds nothing but a docstring, absolute
-imports of names and literal assignments (``__all__``, ``__version__``); anything else, as an
-upgrade might bring, and it is imported as usual.
+imports and literal assignments (``__all__``, ``__version__``). If it holds anything else
+(an upgrade might add code), the package is imported as usual.
 """
 
 from __future__ import annotations
@@ -137,7 +137,7 @@ class LazyPackages(importlib.abc.MetaPathFinder):
         try:
             with open(real.origin, encoding="utf-8") as file:
                 found = plan(file.read())
-        except (OSError, SyntaxError, UnicodeDecodeError):
+        except (OSError, SyntaxError, ValueError, RecursionError):  # unreadable: as usual
             return None
         if found is None:
             return None

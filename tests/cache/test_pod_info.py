@@ -62,6 +62,8 @@ def test_limits_default_requests() -> None:
     pod = _pod([{"name": "c", "resources": {"limits": {"cpu": "2", "nvidia.com/gpu": "1"}}}])
     assert pod.requests.milli_cpu == 2000
     assert pod.requests.scalar == {"nvidia.com/gpu": 1}
+    # Scoring reads the defaulted request too; memory, set nowhere, counts as 200Mi.
+    assert (pod.non_zero_cpu, pod.non_zero_memory) == (2000, DEFAULT_MEMORY_REQUEST)
 
 
 def test_scheduler_name_defaults_and_ports() -> None:

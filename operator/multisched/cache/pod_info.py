@@ -402,29 +402,19 @@ _IDENTITY = ("name", "namespace", "uid", "resourceVersion")
 
 
 def _container_requests(container: Mapping[str, Any], path: str) -> tuple[Resource, Resource]:
-    """Requests and scoring requests of one container; errors name the field."""
+    """A container's requests, and its requests for scoring; errors name the field.
+
+    A resource with only a limit requests the limit (API defaulting). For scoring, unset
+    CPU and memory requests count as 100m / 200Mi, and an explicit 0 stays 0."""
+    resources = container.get("resources") or {}
+    merged = dict(resources.get("limits") or {})
+    merged.update(resources.get("requests") or {})
     try:
-        return _requests(container), _non_zero(container)
+        requests = Resource.from_list(merged)
     except QuantityError as exc:
         raise QuantityError(f"{path}.resources: {exc}") from None
-
-
-def _requests(container: Mapping[str, Any]) -> Resource:
-    """A container's requests; a resource with only a limit requests the limit (API defaulting)."""
-    resources = container.get("resources") or {}
-    merged = dict(resources.get("limits") or {})
-    merged.update(resources.get("requests") or {})
-    return Resource.from_list(merged)
-
-
-def _non_zero(container: Mapping[str, Any]) -> Resource:
-    """CPU and memory for scoring: unset requests count as 100m / 200Mi, explicit 0 stays 0."""
-    resources = container.get("resources") or {}
-    merged = dict(resources.get("limits") or {})
-    merged.update(resources.get("requests") or {})
-    res = Resource.from_list({k: v for k, v in merged.items() if k in (CPU, MEMORY)})
-    if CPU not in merged:
-        res.milli_cpu = DEFAULT_MILLI_CPU_REQUEST
-    if MEMORY not in merged:
-        res.memory = DEFAULT_MEMORY_REQUEST
-    return res
+    non_zero = Resource(
+        requests.milli_cpu if CPU in merged else DEFAULT_MILLI_CPU_REQUEST,
+        requests.memory if MEMORY in merged else DEFAULT_MEMORY_REQUEST,
+    )
+    return requests, non_zero
