@@ -8,7 +8,6 @@ import faulthandler
 import logging
 import os
 import sys
-from collections.abc import Callable
 from dataclasses import replace
 from typing import NoReturn
 from urllib.parse import urlsplit
@@ -182,17 +181,6 @@ def options_from_args(args: argparse.Namespace, base: Options | None = None) -> 
     return options
 
 
-def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
-    """uvloop when installed, as ``kopf run`` does: the scheduler is bound by its event loop
-    (TLS, sockets, callbacks), and uvloop cuts the CPU each binding costs."""
-    try:
-        import uvloop
-    except ImportError:
-        return None
-    factory: Callable[[], asyncio.AbstractEventLoop] = uvloop.new_event_loop
-    return factory
-
-
 def run(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -215,7 +203,10 @@ def run(argv: list[str]) -> int:
 
     memo = kopf.Memo(options=options)
     try:
-        with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+        # asyncio's own loop, not uvloop: uvloop (0.23, with aiohttp) aborts the process when
+        # connections are cancelled while the API server restarts (libuv's epoll_ctl abort),
+        # and an API server restart is routine for a scheduler.
+        with asyncio.Runner() as runner:
             runner.run(kopf.operator(clusterwide=True, standalone=True, memo=memo))
     except KeyboardInterrupt:
         return 0
