@@ -3,7 +3,10 @@
 imported as usual."""
 
 from __future__ import annotations
+import __future__
 
+import importlib.resources
+import pkgutil
 import subprocess
 import sys
 import textwrap
@@ -27,9 +30,14 @@ __all__ = ["A", "Bee", "sub"]
 
 
 def test_the_plan_of_an_init_that_only_imports_and_assigns() -> None:
-    found = plan(INIT)
+    found = plan(INIT, "lazypkg")
     assert found is not None
-    assert found.constants == {"__version__": "1.0", "__all__": ["A", "Bee", "sub"]}
+    assert found.constants == {
+        "__doc__": "A generated package.",
+        "absolute_import": __future__.absolute_import,
+        "__version__": "1.0",
+        "__all__": ["A", "Bee", "sub"],
+    }
     assert found.names == {
         "A": ("lazypkg.a", "A"),
         "Bee": ("lazypkg.b", "B"),
@@ -38,8 +46,8 @@ def test_the_plan_of_an_init_that_only_imports_and_assigns() -> None:
 
 
 def test_the_later_binding_of_a_name_wins() -> None:
-    imported_last = plan("X = 1\nfrom m import X\n")
-    assigned_last = plan("from m import X\nX = 1\n")
+    imported_last = plan("X = 1\nfrom m import X\n", "pkg")
+    assigned_last = plan("from m import X\nX = 1\n", "pkg")
     assert imported_last is not None and assigned_last is not None
     assert (imported_last.constants, imported_last.names) == ({}, {"X": ("m", "X")})
     assert (assigned_last.constants, assigned_last.names) == ({"X": 1}, {})
@@ -55,10 +63,11 @@ def test_the_later_binding_of_a_name_wins() -> None:
         "VALUE = compute()\n",
         "if True:\n    from lazypkg.a import A\n",
         "print('imported')\n",
+        "from lazypkg import c\n",  # from itself: resolving it would ask the package again
     ],
 )
 def test_an_init_that_does_more_has_no_plan(extra: str) -> None:
-    assert plan(INIT + extra) is None
+    assert plan(INIT + extra, "lazypkg") is None
 
 
 @pytest.fixture
@@ -93,6 +102,7 @@ def test_a_lazy_package_imports_a_module_when_its_name_is_first_used(lazypkg: Pa
     import lazypkg as pkg  # type: ignore[import-not-found]
 
     assert sys.imported == []  # type: ignore[attr-defined]
+    assert pkg.__doc__ == "A generated package."
     assert pkg.__version__ == "1.0"
     assert pkg.__all__ == ["A", "Bee", "sub"]
     assert pkg.__file__ == str(lazypkg / "__init__.py")
@@ -114,9 +124,21 @@ def test_a_submodule_the_init_does_not_name_still_resolves(lazypkg: Path) -> Non
     assert pkg.c.C == 3  # the eager __init__ would have left it bound as a side effect
     assert not hasattr(pkg, "missing")
     assert not hasattr(pkg, "__wrapped__")
+    assert not hasattr(pkg, "c.C")  # a dotted probe names no submodule
     with pytest.raises(AttributeError, match="'lazypkg' has no attribute 'missing'"):
         pkg.missing  # noqa: B018
     assert sys.imported == ["c"]  # type: ignore[attr-defined]
+
+
+def test_a_lazy_packages_files_read_as_an_eager_ones(lazypkg: Path) -> None:
+    (lazypkg / "data.txt").write_text("payload")
+    import lazypkg
+
+    files = importlib.resources.files("lazypkg")
+    assert "data.txt" in {entry.name for entry in files.iterdir()}
+    assert (files / "data.txt").read_text() == "payload"
+    assert pkgutil.get_data("lazypkg", "data.txt") == b"payload"
+    assert sys.imported == []  # type: ignore[attr-defined]
 
 
 def test_a_name_imported_from_a_package_may_be_its_submodule(lazypkg: Path) -> None:
@@ -157,6 +179,7 @@ import importlib, json
 out = {{}}
 for package in {sorted(KUBERNETES_ASYNCIO)!r}:
     module = importlib.import_module(package)
+    out[package + ":__doc__"] = module.__doc__, getattr(module, "absolute_import", None) is not None
     for name in module.__all__:
         value = getattr(module, name)
         out[package + ":" + name] = getattr(value, "__module__", None), getattr(

@@ -12,6 +12,7 @@ imports and literal assignments (``__all__``, ``__version__``). If it holds anyt
 """
 
 from __future__ import annotations
+import __future__
 
 import ast
 import importlib
@@ -44,15 +45,23 @@ class Plan:
         self.names = names
 
 
-def plan(source: str) -> Plan | None:
-    """The plan of an ``__init__``, or None if it does anything but import and assign."""
+def plan(source: str, package: str) -> Plan | None:
+    """The plan of ``package``'s ``__init__``, or None if it does anything but import and
+    assign (or imports from the package itself, which only an eager import resolves)."""
     constants: dict[str, Any] = {}
     names: dict[str, tuple[str, str]] = {}
-    for node in ast.parse(source).body:
+    body = ast.parse(source).body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        constants["__doc__"] = body[0].value.value
+    for node in body:
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
             continue  # the docstring
         if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+            for alias in node.names:  # bound as the eager import binds it
+                constants[alias.asname or alias.name] = getattr(__future__, alias.name, None)
             continue
+        if isinstance(node, ast.ImportFrom) and node.module == package:
+            return None
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             for alias in node.names:
                 if alias.name == "*":
@@ -80,11 +89,20 @@ def plan(source: str) -> Plan | None:
 
 
 class _LazyLoader(importlib.abc.Loader):
-    def __init__(self, plan: Plan) -> None:
+    def __init__(self, plan: Plan, files: Any) -> None:
         self._plan = plan
+        #: The path finder's loader: the package's files are read through it.
+        self._files = files
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType | None:
         return None  # the default module
+
+    def get_resource_reader(self, fullname: str) -> Any:  # importlib.resources
+        return self._files.get_resource_reader(fullname)
+
+    def get_data(self, path: str) -> bytes:  # pkgutil.get_data
+        data: bytes = self._files.get_data(path)
+        return data
 
     def exec_module(self, module: types.ModuleType) -> None:
         names = self._plan.names
@@ -92,7 +110,7 @@ class _LazyLoader(importlib.abc.Loader):
 
         def resolve(name: str) -> Any:
             where = names.get(name)
-            if where is None and name.startswith("__"):  # a probe (copy, inspect), no module
+            if where is None and (name.startswith("__") or "." in name):  # a probe, no module
                 raise AttributeError(f"module {package!r} has no attribute {name!r}")
             try:
                 if where is None:  # a submodule the eager __init__ would have imported
@@ -136,13 +154,13 @@ class LazyPackages(importlib.abc.MetaPathFinder):
             return None
         try:
             with open(real.origin, encoding="utf-8") as file:
-                found = plan(file.read())
+                found = plan(file.read(), fullname)
         except (OSError, SyntaxError, ValueError, RecursionError):  # unreadable: as usual
             return None
         if found is None:
             return None
         spec = importlib.machinery.ModuleSpec(
-            fullname, _LazyLoader(found), origin=real.origin, is_package=True
+            fullname, _LazyLoader(found, real.loader), origin=real.origin, is_package=True
         )
         spec.submodule_search_locations = real.submodule_search_locations
         spec.has_location = True
