@@ -8,7 +8,8 @@ imported from the module its ``__init__`` names, on first use.
 
 A package is taken lazily only if its ``__init__`` holds nothing but a docstring, absolute
 imports and literal assignments (``__all__``, ``__version__``). If it holds anything else
-(an upgrade might add code), the package is imported as usual.
+(an upgrade might add code), or imports from the package itself, the package is imported as
+usual.
 """
 
 from __future__ import annotations
