@@ -321,18 +321,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv and argv[0] == "run":
         return cmd_run(argv[1:])
     args = build_parser().parse_args(argv)
-    # A command keeps what it reads until it ends: collect young objects rarely meanwhile.
-    threshold = gc.get_threshold()
-    heap.tune()
     try:
-        return int(args.func(args))
+        # A command keeps what it reads until it ends: collect young objects rarely meanwhile.
+        with heap.tuned():
+            return int(args.func(args))
     except ImportError as exc:
         # The schema checks' libraries are the ``cli`` extra: say so in one line.
         if exc.name not in _CLI_EXTRA and "cli extra" not in str(exc):
             raise
         return _report([f"{args.command} needs the cli extra: pip install 'multisched[cli]'"])
-    finally:
-        gc.set_threshold(*threshold)
 
 
 #: What ``pip install 'multisched[cli]'`` adds (simulate's schema checks).

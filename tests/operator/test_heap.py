@@ -46,6 +46,17 @@ def test_tune_raises_the_young_threshold_and_keeps_the_ratios() -> None:
 
 
 @pytest.mark.usefixtures("gc_state")
+def test_tuned_gives_the_callers_thresholds_back_even_after_an_error() -> None:
+    gc.set_threshold(700, 10, 10)
+    with heap.tuned():
+        assert gc.get_threshold() == (heap.YOUNG_THRESHOLD, 10, 10)
+    assert gc.get_threshold() == (700, 10, 10)
+    with pytest.raises(ValueError), heap.tuned():
+        raise ValueError("a command failed")
+    assert gc.get_threshold() == (700, 10, 10)
+
+
+@pytest.mark.usefixtures("gc_state")
 def test_freeze_moves_the_heap_out_of_collections() -> None:
     gc.unfreeze()
     kept = [[i] for i in range(1000)]
