@@ -111,11 +111,13 @@ class Kube:
         )
 
     async def list(
-        self, path: str, label_selector: str = "", limit: int = 0
+        self, path: str, label_selector: str = "", limit: int = 0, field_selector: str = ""
     ) -> tuple[list[dict[str, Any]], str]:
         """Every item (paginated when ``limit``) and the list's resourceVersion."""
         items: list[dict[str, Any]] = []
         params = {"labelSelector": label_selector} if label_selector else {}
+        if field_selector:
+            params["fieldSelector"] = field_selector
         if limit:
             params["limit"] = str(limit)
         while True:

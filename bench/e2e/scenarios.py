@@ -48,6 +48,7 @@ QUIET_SECONDS = 5.0
 FIRST = "first binding after start"
 RSS = "peak RSS (VmHWM)"
 CONTROL_PLANE_CPU = "API server + etcd CPU per pod"
+SCHEDULED_EVENTS = "Scheduled events by the last binding"
 #: Issue 7's targets for multisched, by (scenario, measure); they are set for scale 1.
 TARGETS = {
     ("a", FIRST): Target(5, "s"),
@@ -107,6 +108,9 @@ class Drained:
     cp_cpu: float | None
     took: float | None
     rss: float | None
+    #: The run's Scheduled events stored 0.3 s after the last binding, per bound pod (%):
+    #: events posted later are CPU outside the measured window.
+    events: float | None = None
 
     def shortfall(self) -> str:
         """Says "N/M bound, why" when some pods were left unbound, else nothing."""
@@ -279,6 +283,7 @@ class Bench:
             self.table.add(key, scenario, "pods/s", c.name, Figure(d.rate, "", d.partial()))
             self.table.add(key, scenario, "CPU per pod", c.name, Figure(d.cpu, "ms"))
             self.table.add(key, scenario, CONTROL_PLANE_CPU, c.name, Figure(d.cp_cpu, "ms"))
+            self.table.add(key, scenario, SCHEDULED_EVENTS, c.name, Figure(d.events, "%"))
             self.table.add(
                 key,
                 scenario,
@@ -304,6 +309,7 @@ class Bench:
             async with started(c, self.cp.workdir, run, self.cp.pids) as proc:
                 why = await self._wait_bound(watch, proc, count)
                 await asyncio.sleep(0.3)  # a CPU sample after the last binding
+                events = await self.scheduled_events(run)
                 rss = proc.peak_rss_mb()
                 first, last, bound = watch.first_bound, watch.last_bound, len(watch.bound)
                 rate = cpu = cp_cpu = None
@@ -312,7 +318,22 @@ class Bench:
                     cpu = _per_pod(proc.cpu_at, first, last, bound - 1)
                     cp_cpu = _per_pod(proc.control_plane_cpu_at, first, last, bound - 1)
         took = first - proc.started if first is not None else None
-        return Drained(count, bound, why, rate, cpu, cp_cpu, took, rss)
+        shown = 100 * events / bound if bound else None
+        return Drained(count, bound, why, rate, cpu, cp_cpu, took, rss, shown)
+
+    async def scheduled_events(self, run: str) -> int:
+        """The run's pods with a Scheduled event (core/v1 and events.k8s.io/v1 alike)."""
+        events, _ = await self.kube.list(
+            f"/api/v1/namespaces/{NAMESPACE}/events", field_selector="reason=Scheduled", limit=500
+        )
+        prefix = f"{run}-"
+        return len(
+            {
+                name
+                for e in events
+                if (name := (e.get("involvedObject") or {}).get("name", "")).startswith(prefix)
+            }
+        )
 
     async def volume_backlog(self, key: str = "v") -> None:
         """(v): a backlog of pods with a claim each, on local PVs (volumes.py)."""

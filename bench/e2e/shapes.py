@@ -26,7 +26,7 @@ from .objects import (
     shaped_pods,
 )
 from .report import Figure
-from .scenarios import CONTROL_PLANE_CPU, PODS, QUIET_SECONDS, Bench, log
+from .scenarios import CONTROL_PLANE_CPU, PODS, QUIET_SECONDS, SCHEDULED_EVENTS, Bench, log
 
 NODES = "/api/v1/nodes"
 
@@ -57,6 +57,7 @@ async def shape_scenario(bench: Bench, node_counts: list[int], key: str = "s") -
                 add(row_key, scenario, "pods/s", c.name, figure)
                 add(row_key, scenario, "CPU per pod", c.name, Figure(d.cpu, "ms"))
                 add(row_key, scenario, CONTROL_PLANE_CPU, c.name, Figure(d.cp_cpu, "ms"))
+                add(row_key, scenario, SCHEDULED_EVENTS, c.name, Figure(d.events, "%"))
                 log(
                     f"{key} {shape} at {nodes} nodes, {c.name}: {d.bound}/{count} bound, "
                     f"{Figure(d.rate, 'pods/s').text()}, {Figure(d.cpu, 'ms').text()} CPU "

@@ -16,7 +16,9 @@ from builders import node_dict, pod_dict
 from multisched.cache import Cache, PodInfo
 from multisched.config import parse_scheduler_profile_spec, resolve
 from multisched.operator.client import Api, KubeClient
+from multisched.operator.recorder import Reachability
 from multisched.scheduler import Scheduler, default_registry
+from multisched.scheduler.scheduler import MAX_CONCURRENT_BINDS
 
 
 class Clock:
@@ -89,3 +91,46 @@ async def test_a_burst_through_an_outage_logs_two_lines_and_binds_everything(
     assert lines[1].getMessage().endswith("failed or dropped meanwhile: 30 bindings")
     scheduled = [r for r in kmock if r.method == "POST" and str(r.url.path).endswith("/events")]
     assert len(scheduled) == len(pods)  # the Scheduled events, posted in the background
+
+
+class SlowApi(Api):
+    """An API server as a saturated one answers: every request takes ``latency``."""
+
+    def __init__(self, latency: float) -> None:
+        self.reachability = Reachability()
+        self.latency = latency
+        self.bindings = 0
+        self.events = 0
+
+    async def request(self, method: str, path: str, body: Any = None, **_: Any) -> dict[str, Any]:
+        await asyncio.sleep(self.latency)
+        if path.endswith("/binding"):
+            self.bindings += 1
+        elif path.endswith("/events"):
+            self.events += 1
+        return {}
+
+
+async def test_scheduled_events_keep_pace_with_a_backlogs_bindings() -> None:
+    """Each binding is followed by its Scheduled event, both at the API server's latency:
+    the event senders must match the binding slots, or the events fall behind a backlog
+    until the queue is full and drops them (as it did with half as many senders)."""
+    api = SlowApi(latency=0.005)
+    kube = KubeClient(api, instance="t")
+    registry = default_registry(load_entry_points=False)
+    config = resolve(parse_scheduler_profile_spec({"profiles": [{"schedulerName": "s"}]}), registry)
+    sched = Scheduler(config, registry, cache=Cache(), client=kube, events=kube)
+    sched.on_node(node_dict("n1", cpu="640", memory="640Gi", pods="1000"))
+    count = 10 * MAX_CONCURRENT_BINDS
+    try:
+        for i in range(count):
+            sched.on_pod(PodInfo.parse(pod_dict(f"p{i}", scheduler_name="s")))
+        await drain(sched)
+        assert api.bindings == count
+        # What is left is about the last round's events (one latency behind its bindings).
+        assert api.events >= count - 2 * MAX_CONCURRENT_BINDS, api.events
+        await asyncio.wait_for(kube.recorder.flush(), 5)
+        assert api.events == count
+        assert not kube.recorder.dropped
+    finally:
+        await kube.close()

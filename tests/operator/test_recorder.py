@@ -11,7 +11,13 @@ from typing import Any
 import pytest
 
 from multisched.framework import ApiUnavailable
-from multisched.operator.recorder import SPAM_BURST, SPAM_REFILL_SECONDS, Reachability, Recorder
+from multisched.operator.recorder import (
+    DROP_WARNING_SECONDS,
+    SPAM_BURST,
+    SPAM_REFILL_SECONDS,
+    Reachability,
+    Recorder,
+)
 from multisched.transport import ApiError
 
 
@@ -133,6 +139,26 @@ async def test_a_full_queue_drops_the_oldest_and_counts() -> None:
     assert [e["involvedObject"]["name"] for e in sink.created] == ["p2", "p3", "p4"]
     assert rec.take_dropped() == {"events dropped": 2}
     assert rec.take_dropped() == {}
+    await rec.close()
+
+
+async def test_a_full_queue_warns_once_per_five_minutes(caplog: Any) -> None:
+    sink, clock = Sink(), Clock()
+    sink.down = 10**6  # nothing leaves the queue
+    rec = recorder(sink, max_queued=3, clock=clock)
+    for i in range(6):
+        rec.record_event(event(f"p{i}"))
+    clock.now += DROP_WARNING_SECONDS - 1
+    rec.record_event(event("p6"))
+    clock.now += 1
+    rec.record_event(event("p7"))
+    warnings = [r.getMessage() for r in caplog.records if r.name.endswith("recorder")]
+    assert warnings == [
+        "the event queue is full (3 waiting): the oldest are dropped "
+        "(1 events and 0 pod condition patches so far)",
+        "the event queue is full (3 waiting): the oldest are dropped "
+        "(5 events and 0 pod condition patches so far)",
+    ]
     await rec.close()
 
 

@@ -8,12 +8,14 @@ EventBroadcaster + EventCorrelator, kopf's posting queue).
 - A per-object token bucket (burst 25, one more every 5 minutes, as client-go's spam
   filter) drops the rest.
 - Pod condition patches are keyed by pod: a newer one replaces a queued older one.
-- The queue is bounded; when full, the oldest job is dropped and counted.
-- A few background senders post concurrently (one request's latency must not cap a
-  burst at a few dozen events a second); two jobs of one key are never in flight at
-  once. When the API server is unreachable a sender keeps the job and retries with
-  backoff; ``Reachability`` logs the outage once and the recovery once, with counts,
-  instead of a traceback per pod.
+- The queue is bounded; when full, the oldest job is dropped and counted, with a warning
+  at most every 5 minutes.
+- Background senders post concurrently, as many as the scheduler has bindings in flight:
+  a pod's Scheduled event follows its binding, so fewer would fall behind a backlog (one
+  event per binding, at the API server's latency) until the full queue dropped events.
+  Two jobs of one key are never in flight at once. When the API server is unreachable a
+  sender keeps the job and retries with backoff; ``Reachability`` logs the outage once
+  and the recovery once, with counts, instead of a traceback per pod.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from collections.abc import Awaitable, Callable, Hashable
 from typing import Any, Protocol
 
 from multisched.framework import ApiUnavailable
+from multisched.scheduler.scheduler import MAX_CONCURRENT_BINDS
 
 logger = logging.getLogger(__name__)
 
@@ -38,8 +41,10 @@ SPAM_REFILL_SECONDS = 300.0
 #: client-go ``maxLruCacheEntries``: posted events remembered for series.
 MAX_SERIES = 4096
 MAX_SPAM_KEYS = 4096
-#: Requests in flight at once.
-SENDERS = 8
+#: Requests in flight at once: one per binding slot (see the module's docstring).
+SENDERS = MAX_CONCURRENT_BINDS
+#: At most one "queue full" warning per this many seconds.
+DROP_WARNING_SECONDS = 300.0
 RETRY_INITIAL_SECONDS = 0.5
 RETRY_MAX_SECONDS = 10.0
 
@@ -173,13 +178,15 @@ class Recorder:
         self._buckets: OrderedDict[Hashable, _Bucket] = OrderedDict()
         self.dropped: Counter[str] = Counter()
         self._reported: Counter[str] = Counter()
-        self._wake = asyncio.Event()
+        #: Senders waiting for work; a job wakes one of them, not all (a herd per event).
+        self._waiting: list[asyncio.Future[None]] = []
         self._idle = asyncio.Event()
         self._idle.set()
         self._tasks: set[asyncio.Task[None]] = set()
         #: Keys being sent right now: their newer copies wait in the queue.
         self._in_flight: set[Hashable] = set()
         self._last_error = ""
+        self._drop_warned_at: float | None = None
 
     # -- intake ---------------------------------------------------------------------------
 
@@ -227,9 +234,10 @@ class Recorder:
         if len(self._queue) >= self.max_queued:
             _, oldest = self._queue.popitem(last=False)
             self.dropped["events dropped" if isinstance(oldest, _Event) else "patches dropped"] += 1
+            self._warn_dropped()
         self._queue[key] = job
         self._idle.clear()
-        self._wake.set()
+        self._wake_one()
         self._tasks = {t for t in self._tasks if not t.done()}
         while len(self._tasks) < self.senders:
             self._tasks.add(
@@ -237,6 +245,26 @@ class Recorder:
                     self._run(), name="multisched event recorder"
                 )
             )
+
+    def _warn_dropped(self) -> None:
+        now = self.clock()
+        if self._drop_warned_at is not None and now - self._drop_warned_at < DROP_WARNING_SECONDS:
+            return
+        self._drop_warned_at = now
+        logger.warning(
+            "the event queue is full (%d waiting): the oldest are dropped "
+            "(%d events and %d pod condition patches so far)",
+            self.max_queued,
+            self.dropped["events dropped"],
+            self.dropped["patches dropped"],
+        )
+
+    def _wake_one(self) -> None:
+        while self._waiting:
+            waiter = self._waiting.pop()
+            if not waiter.done():  # not cancelled with its sender
+                waiter.set_result(None)
+                return
 
     def __len__(self) -> int:
         return len(self._queue)
@@ -257,8 +285,9 @@ class Recorder:
             if key is None:
                 if not self._queue and not self._in_flight:
                     self._idle.set()
-                self._wake.clear()
-                await self._wake.wait()
+                waiter = asyncio.get_running_loop().create_future()
+                self._waiting.append(waiter)
+                await waiter
                 continue
             if not self.may_write():
                 # Stepped down: the new leader reports for itself.
@@ -287,7 +316,8 @@ class Recorder:
                     self.dropped["writes skipped (not leading)"] += 1
             finally:
                 self._in_flight.discard(key)
-                self._wake.set()  # a newer copy of this key may be waiting
+                if self._queue:  # a newer copy of this key may be waiting
+                    self._wake_one()
             delay = first
 
     async def _send_event(self, key: Hashable, job: _Event) -> None:

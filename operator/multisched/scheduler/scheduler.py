@@ -62,6 +62,8 @@ ASSUMED_POD_TTL_SECONDS = 15 * 60.0
 #: assumed: long enough to cover an API outage and the watch's reconnect; if the watch has
 #: not shown it bound by then, it is scheduled again (a 409 then says where it went).
 UNCONFIRMED_BINDING_TTL_SECONDS = 120.0
+#: PreBind+Bind API calls in flight at once.
+MAX_CONCURRENT_BINDS = 16
 
 
 class CycleResult(StrEnum):
@@ -104,7 +106,7 @@ class Scheduler(EventHandlers):
         observer: SchedulerObserver | None = None,
         rng: random.Random | None = None,
         clock: Callable[[], float] = time.monotonic,
-        max_concurrent_binds: int = 16,
+        max_concurrent_binds: int = MAX_CONCURRENT_BINDS,
         assumed_pod_ttl: float = ASSUMED_POD_TTL_SECONDS,
         unconfirmed_binding_ttl: float = UNCONFIRMED_BINDING_TTL_SECONDS,
     ) -> None:
