@@ -36,6 +36,7 @@ from .watch import BindingWatch
 NAMESPACE = "bench"
 RUNNING_NAMESPACE = "bench-running"
 PODS = f"/api/v1/namespaces/{NAMESPACE}/pods"
+EVENTS = f"/api/v1/namespaces/{NAMESPACE}/events"
 STORAGE_CLASSES = "/apis/storage.k8s.io/v1/storageclasses"
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 CRD = ROOT / "crds" / "schedulerprofiles.multisched.dev.yaml"
@@ -225,6 +226,9 @@ class Bench:
     async def _clean(self, run: str) -> None:
         if not await self.kube.delete_collection(PODS, f"{RUN_LABEL}={run}", self.timeout):
             log(f"warning: pods of {run} still present after {self.timeout:.0f} s")
+        # Events live an hour: kept, a long bench's later runs would share an etcd (and an
+        # API server's memory) grown by every earlier run's.
+        await self.kube.request("DELETE", EVENTS)  # deletecollection answers once done
 
     # -- waiting -----------------------------------------------------------------------------
 
@@ -322,18 +326,12 @@ class Bench:
         return Drained(count, bound, why, rate, cpu, cp_cpu, took, rss, shown)
 
     async def scheduled_events(self, run: str) -> int:
-        """The run's pods with a Scheduled event (core/v1 and events.k8s.io/v1 alike)."""
-        events, _ = await self.kube.list(
-            f"/api/v1/namespaces/{NAMESPACE}/events", field_selector="reason=Scheduled", limit=500
-        )
-        prefix = f"{run}-"
-        return len(
-            {
-                name
-                for e in events
-                if (name := (e.get("involvedObject") or {}).get("name", "")).startswith(prefix)
-            }
-        )
+        """The run's pods with a Scheduled event (core/v1 and events.k8s.io/v1 alike), by
+        uid: a repeat's pods have the names of the run before."""
+        pods, _ = await self.kube.list(PODS, f"{RUN_LABEL}={run}", limit=500)
+        uids = {p["metadata"]["uid"] for p in pods}
+        events, _ = await self.kube.list(EVENTS, field_selector="reason=Scheduled", limit=500)
+        return len(uids & {(e.get("involvedObject") or {}).get("uid") for e in events})
 
     async def volume_backlog(self, key: str = "v") -> None:
         """(v): a backlog of pods with a claim each, on local PVs (volumes.py)."""
