@@ -6,8 +6,9 @@ uses the new one.
 
 The scheduling cycle never awaits between choosing a node and assuming the pod there.
 Everything after assume - waiting at Permit, PreBind, Bind - runs in a background binding
-task; only PreBind and Bind (the API calls) take one of ``max_concurrent_binds`` slots,
-so pods held at Permit (gangs) never stop other pods from being scheduled.
+task; only Bind (the API call) takes one of ``max_concurrent_binds`` slots, so pods held at
+Permit (gangs) or in PreBind (waiting for the PV controller) never stop other pods from
+being bound.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ ASSUMED_POD_TTL_SECONDS = 15 * 60.0
 #: assumed: long enough to cover an API outage and the watch's reconnect; if the watch has
 #: not shown it bound by then, it is scheduled again (a 409 then says where it went).
 UNCONFIRMED_BINDING_TTL_SECONDS = 120.0
-#: PreBind+Bind API calls in flight at once.
+#: Bind API calls in flight at once.
 MAX_CONCURRENT_BINDS = 16
 
 
