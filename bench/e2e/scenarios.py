@@ -111,7 +111,9 @@ class Drained:
     rss: float | None
     #: The run's Scheduled events stored 0.3 s after the last binding, per bound pod (%):
     #: events posted later are CPU outside the measured window.
-    events: float | None = None
+    events: float | None
+    #: The run's pods as the API server has them after the drain.
+    pods: list[dict[str, Any]]
 
     def shortfall(self) -> str:
         """Says "N/M bound, why" when some pods were left unbound, else nothing."""
@@ -313,7 +315,8 @@ class Bench:
             async with started(c, self.cp.workdir, run, self.cp.pids) as proc:
                 why = await self._wait_bound(watch, proc, count)
                 await asyncio.sleep(0.3)  # a CPU sample after the last binding
-                events = await self.scheduled_events(run)
+                placed, _ = await self.kube.list(PODS, f"{RUN_LABEL}={run}", limit=500)
+                events = await self.scheduled_events(placed)
                 rss = proc.peak_rss_mb()
                 first, last, bound = watch.first_bound, watch.last_bound, len(watch.bound)
                 rate = cpu = cp_cpu = None
@@ -323,12 +326,11 @@ class Bench:
                     cp_cpu = _per_pod(proc.control_plane_cpu_at, first, last, bound - 1)
         took = first - proc.started if first is not None else None
         shown = 100 * events / bound if bound else None
-        return Drained(count, bound, why, rate, cpu, cp_cpu, took, rss, shown)
+        return Drained(count, bound, why, rate, cpu, cp_cpu, took, rss, shown, placed)
 
-    async def scheduled_events(self, run: str) -> int:
-        """The run's pods with a Scheduled event (core/v1 and events.k8s.io/v1 alike), by
-        uid: a repeat's pods have the names of the run before."""
-        pods, _ = await self.kube.list(PODS, f"{RUN_LABEL}={run}", limit=500)
+    async def scheduled_events(self, pods: list[dict[str, Any]]) -> int:
+        """How many of ``pods`` have a Scheduled event (core/v1 and events.k8s.io/v1 alike),
+        by uid: a repeat's pods have the names of the run before."""
         uids = {p["metadata"]["uid"] for p in pods}
         events, _ = await self.kube.list(EVENTS, field_selector="reason=Scheduled", limit=500)
         return len(uids & {(e.get("involvedObject") or {}).get("uid") for e in events})

@@ -17,7 +17,6 @@ from typing import Any
 from .objects import (
     GROUP_LABEL,
     GROUP_PODS,
-    RUN_LABEL,
     SHAPES,
     ZONES,
     node,
@@ -26,7 +25,7 @@ from .objects import (
     shaped_pods,
 )
 from .report import Figure
-from .scenarios import CONTROL_PLANE_CPU, PODS, QUIET_SECONDS, SCHEDULED_EVENTS, Bench, log
+from .scenarios import CONTROL_PLANE_CPU, QUIET_SECONDS, SCHEDULED_EVENTS, Bench, log
 
 NODES = "/api/v1/nodes"
 
@@ -47,8 +46,7 @@ async def shape_scenario(bench: Bench, node_counts: list[int], key: str = "s") -
                 run = f"{key}{nodes}-{shape}-{c.name}"
                 pods = shaped_pods(run, c.scheduler_name, count, shape, nodes)
                 d = await bench.drain(c, run, pods, count)
-                placed, _ = await bench.kube.list(PODS, f"{RUN_LABEL}={run}", limit=500)
-                broken = violations(placed)
+                broken = violations(d.pods)
                 if broken:
                     log(f"warning: {c.name} broke hard constraints of {shape}: {broken}")
                 note = "; ".join(x for x in (d.shortfall(), broken) if x)
