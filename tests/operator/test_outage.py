@@ -101,6 +101,8 @@ class SlowApi(Api):
         self.latency = latency
         self.bindings = 0
         self.events = 0
+        #: Pod paths whose status got a PodScheduled condition.
+        self.conditions: set[str] = set()
 
     async def request(self, method: str, path: str, body: Any = None, **_: Any) -> dict[str, Any]:
         await asyncio.sleep(self.latency)
@@ -108,6 +110,8 @@ class SlowApi(Api):
             self.bindings += 1
         elif path.endswith("/events"):
             self.events += 1
+        elif path.endswith("/status") and (body or {}).get("status", {}).get("conditions"):
+            self.conditions.add(path.removesuffix("/status"))
         return {}
 
 
@@ -132,5 +136,32 @@ async def test_scheduled_events_keep_pace_with_a_backlogs_bindings() -> None:
         await asyncio.wait_for(kube.recorder.flush(), 5)
         assert api.events == count
         assert not kube.recorder.dropped
+    finally:
+        await kube.close()
+
+
+async def test_an_unschedulable_burst_keeps_every_pods_condition() -> None:
+    """Each failed attempt queues a FailedScheduling event and a PodScheduled=False patch.
+    A burst outruns the senders; the full queue may drop events (client-go drops them too),
+    never a pod's condition: cluster-autoscaler scales up for the pods that carry it, and
+    an unschedulable pod may not be tried again for minutes."""
+    api = SlowApi(latency=0.005)
+    kube = KubeClient(api, instance="t")
+    registry = default_registry(load_entry_points=False)
+    config = resolve(parse_scheduler_profile_spec({"profiles": [{"schedulerName": "s"}]}), registry)
+    sched = Scheduler(config, registry, cache=Cache(), client=kube, events=kube)
+    sched.on_node(node_dict("n1", cpu="1", memory="1Gi"))
+    count = 1500  # 3,000 jobs: beyond the queue's 1,000
+    try:
+        for i in range(count):
+            sched.on_pod(
+                PodInfo.parse(pod_dict(f"p{i}", scheduler_name="s", requests={"cpu": "2"}))
+            )
+        await drain(sched)
+        await asyncio.wait_for(kube.recorder.flush(), 10)
+        assert api.bindings == 0
+        assert len(api.conditions) == count, count - len(api.conditions)
+        assert not kube.recorder.dropped["patches dropped"]
+        assert api.events + kube.recorder.dropped["events dropped"] == count
     finally:
         await kube.close()

@@ -142,6 +142,32 @@ async def test_a_full_queue_drops_the_oldest_and_counts() -> None:
     await rec.close()
 
 
+async def test_a_full_queue_drops_events_never_a_pods_condition() -> None:
+    """One sender, so the order is the recorder's: each pod's condition goes before any
+    event, as kube-scheduler writes it before it moves on, and a full queue drops events."""
+    sent: list[str] = []
+
+    class Ordered(Sink):
+        async def create_event(self, body: dict[str, Any]) -> str:
+            sent.append(f"event {body['involvedObject']['name']}")
+            return await super().create_event(body)
+
+    def patch(pod: str) -> Any:
+        async def send() -> None:
+            sent.append(f"patch {pod}")
+
+        return send
+
+    rec = recorder(Ordered(), max_queued=3, senders=1)
+    for i in range(5):
+        rec.record_event(event(f"p{i}"))
+        rec.record_patch(("PodScheduled", f"u-p{i}"), patch(f"p{i}"))
+    await rec.flush()
+    assert sent == [f"patch p{i}" for i in range(5)] + [f"event p{i}" for i in (2, 3, 4)]
+    assert rec.take_dropped() == {"events dropped": 2}
+    await rec.close()
+
+
 async def test_a_full_queue_warns_once_per_five_minutes(caplog: Any) -> None:
     sink, clock = Sink(), Clock()
     sink.down = 10**6  # nothing leaves the queue
@@ -154,10 +180,8 @@ async def test_a_full_queue_warns_once_per_five_minutes(caplog: Any) -> None:
     rec.record_event(event("p7"))
     warnings = [r.getMessage() for r in caplog.records if r.name.endswith("recorder")]
     assert warnings == [
-        "the event queue is full (3 waiting): the oldest are dropped "
-        "(1 events and 0 pod condition patches so far)",
-        "the event queue is full (3 waiting): the oldest are dropped "
-        "(5 events and 0 pod condition patches so far)",
+        "the event queue is full (3 waiting): the oldest events are dropped (1 so far)",
+        "the event queue is full (3 waiting): the oldest events are dropped (5 so far)",
     ]
     await rec.close()
 

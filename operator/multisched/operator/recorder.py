@@ -7,9 +7,13 @@ EventBroadcaster + EventCorrelator, kopf's posting queue).
   object.
 - A per-object token bucket (burst 25, one more every 5 minutes, as client-go's spam
   filter) drops the rest.
-- Pod condition patches are keyed by pod: a newer one replaces a queued older one.
-- The queue is bounded; when full, the oldest job is dropped and counted, with a warning
-  at most every 5 minutes.
+- Pod condition patches are keyed by pod: a newer one replaces a queued older one. They
+  go out before events, and are never dropped: a pod's PodScheduled=False is what
+  cluster-autoscaler scales up for, and an unschedulable pod may wait minutes for its next
+  attempt (kube-scheduler writes the condition before it schedules the next pod). One per
+  pod bounds them.
+- Events are bounded (client-go ``maxQueuedEvents``); when full, the oldest event is
+  dropped and counted, with a warning at most every 5 minutes.
 - Background senders post concurrently, as many as the scheduler has bindings in flight:
   a pod's Scheduled event follows its binding, so fewer would fall behind a backlog (one
   event per binding, at the API server's latency) until the full queue dropped events.
@@ -172,7 +176,8 @@ class Recorder:
         self.max_queued = max_queued
         self.clock = clock
         self.now_stamp = now_stamp or _now_time
-        self._queue: OrderedDict[Hashable, _Event | _Patch] = OrderedDict()
+        self._events: OrderedDict[Hashable, _Event] = OrderedDict()
+        self._patches: OrderedDict[Hashable, _Patch] = OrderedDict()
         #: Event key -> (Event name, count) of what was posted: later copies patch it.
         self._series: OrderedDict[Hashable, tuple[str, str, int]] = OrderedDict()
         self._buckets: OrderedDict[Hashable, _Bucket] = OrderedDict()
@@ -201,23 +206,28 @@ class Recorder:
             (body.get("source") or {}).get("component"),
         )
         key = ("event", *obj, body.get("type"), body.get("reason"), body.get("message"))
-        queued = self._queue.get(key)
-        if isinstance(queued, _Event):
+        queued = self._events.get(key)
+        if queued is not None:
             queued.count += 1
             queued.last = self.now_stamp()
             return
         if not self._allow(obj):
             self.dropped["events rate-limited"] += 1
             return
-        self._enqueue(key, _Event(body, self.now_stamp()))
+        if len(self._events) >= self.max_queued:
+            self._events.popitem(last=False)
+            self.dropped["events dropped"] += 1
+            self._warn_dropped()
+        self._events[key] = _Event(body, self.now_stamp())
+        self._queued()
 
     def record_patch(self, key: Hashable, send: Callable[[], Awaitable[None]]) -> None:
         """Queue a write where only the newest per ``key`` matters (a pod's condition)."""
         key = ("patch", key)
-        if key in self._queue:
-            self._queue[key] = _Patch(send)  # replaces in place: keeps its turn
-            return
-        self._enqueue(key, _Patch(send))
+        replacing = key in self._patches
+        self._patches[key] = _Patch(send)  # a replacement keeps its turn
+        if not replacing:
+            self._queued()
 
     def _allow(self, obj: Hashable) -> bool:
         now = self.clock()
@@ -230,12 +240,7 @@ class Recorder:
             self._buckets.move_to_end(obj)
         return bucket.take(now)
 
-    def _enqueue(self, key: Hashable, job: _Event | _Patch) -> None:
-        if len(self._queue) >= self.max_queued:
-            _, oldest = self._queue.popitem(last=False)
-            self.dropped["events dropped" if isinstance(oldest, _Event) else "patches dropped"] += 1
-            self._warn_dropped()
-        self._queue[key] = job
+    def _queued(self) -> None:
         self._idle.clear()
         self._wake_one()
         self._tasks = {t for t in self._tasks if not t.done()}
@@ -252,11 +257,9 @@ class Recorder:
             return
         self._drop_warned_at = now
         logger.warning(
-            "the event queue is full (%d waiting): the oldest are dropped "
-            "(%d events and %d pod condition patches so far)",
+            "the event queue is full (%d waiting): the oldest events are dropped (%d so far)",
             self.max_queued,
             self.dropped["events dropped"],
-            self.dropped["patches dropped"],
         )
 
     def _wake_one(self) -> None:
@@ -267,7 +270,7 @@ class Recorder:
                 return
 
     def __len__(self) -> int:
-        return len(self._queue)
+        return len(self._events) + len(self._patches)
 
     def take_dropped(self) -> dict[str, int]:
         """Drops since the last call (for ``Reachability``'s recovery line)."""
@@ -281,20 +284,21 @@ class Recorder:
         first, most = self.retry_seconds
         delay = first
         while True:
-            key = next((k for k in self._queue if k not in self._in_flight), None)
-            if key is None:
-                if not self._queue and not self._in_flight:
+            taken = self._take()
+            if taken is None:
+                if not len(self) and not self._in_flight:
                     self._idle.set()
                 waiter = asyncio.get_running_loop().create_future()
                 self._waiting.append(waiter)
                 await waiter
                 continue
+            key, job = taken
             if not self.may_write():
                 # Stepped down: the new leader reports for itself.
-                self.dropped["writes skipped (not leading)"] += len(self._queue)
-                self._queue.clear()
+                self.dropped["writes skipped (not leading)"] += len(self) + 1
+                self._events.clear()
+                self._patches.clear()
                 continue
-            job = self._queue.pop(key)
             self._in_flight.add(key)
             try:
                 if isinstance(job, _Event):
@@ -302,9 +306,7 @@ class Recorder:
                 else:
                     await job.send()
             except ApiUnavailable:
-                if key not in self._queue:  # unless a newer copy superseded it
-                    self._queue[key] = job
-                    self._queue.move_to_end(key, last=False)
+                self._put_back(key, job)
                 self._in_flight.discard(key)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, most)
@@ -316,9 +318,29 @@ class Recorder:
                     self.dropped["writes skipped (not leading)"] += 1
             finally:
                 self._in_flight.discard(key)
-                if self._queue:  # a newer copy of this key may be waiting
+                if len(self):  # a newer copy of this key may be waiting
                     self._wake_one()
             delay = first
+
+    def _take(self) -> tuple[Hashable, _Event | _Patch] | None:
+        """The oldest job not in flight (two of one key never are at once), patches first."""
+        for key in self._patches:
+            if key not in self._in_flight:
+                return key, self._patches.pop(key)
+        for key in self._events:
+            if key not in self._in_flight:
+                return key, self._events.pop(key)
+        return None
+
+    def _put_back(self, key: Hashable, job: _Event | _Patch) -> None:
+        """First in line again, unless a newer copy superseded it meanwhile."""
+        if isinstance(job, _Event):
+            if key not in self._events:
+                self._events[key] = job
+                self._events.move_to_end(key, last=False)
+        elif key not in self._patches:
+            self._patches[key] = job
+            self._patches.move_to_end(key, last=False)
 
     async def _send_event(self, key: Hashable, job: _Event) -> None:
         series = self._series.get(key)
