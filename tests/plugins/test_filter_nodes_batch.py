@@ -16,7 +16,7 @@ import pytest
 from builders import node_dict, pod_dict
 from churn import default_framework, populated, random_incoming
 from multisched.cache import Cache, PodInfo
-from multisched.framework import CycleState, Diagnosis, Status
+from multisched.framework import CycleState, Diagnosis, FitError, Status
 from multisched.framework.runtime import _batch_judge
 from multisched.scheduler import Algorithm
 from multisched.scheduler.algorithm import FILTER_TIMING_STRIDE
@@ -171,6 +171,42 @@ def _compare_searches(cache: Cache, pods: list[PodInfo], seed: int) -> None:
         if outcomes:
             assert outcomes[0] == outcomes[1]
     assert batched_cycles
+
+
+def test_a_pod_no_node_fits_shares_one_status_per_verdict_across_nodes_and_cycles() -> None:
+    """A full cluster fails every node for each pod of a backlog: NodeResourcesFit gives
+    one status object per distinct verdict, kept while the nodes are unchanged, and the
+    FailedScheduling message counts every node that holds it (upstream FitError.Error)."""
+    cache = Cache()
+    for i in range(4):
+        cache.add_node(node_dict(f"small-{i}", cpu="2", memory="8Gi"))
+    cache.add_node(node_dict("busy", cpu="8", memory="1Gi"))
+    cache.add_node(node_dict("roomy", cpu="8", memory="8Gi"))
+    hog = pod_dict("hog", node_name="roomy", requests={"cpu": "6"})
+    cache.add_pod(PodInfo.parse(hog))
+    fwk = default_framework(cache)
+    fit = fwk.plugins["NodeResourcesFit"]
+    nodes = cache.snapshot.node_info_list
+    messages, kept = [], []
+    for k in range(2):
+        pod = PodInfo.parse(pod_dict(f"p{k}", requests={"cpu": "3", "memory": "2Gi"}))
+        state = CycleState()
+        fwk.run_pre_filter(state, pod, nodes)
+        got = fit.filter_nodes(state, pod, nodes)  # type: ignore[attr-defined]
+        one_by_one = {i: fit.filter(state, pod, node) for i, node in enumerate(nodes)}
+        assert {i: (s.code, s.reasons) for i, s in got.items()} == {
+            i: (s.code, s.reasons) for i, s in one_by_one.items() if s is not None
+        }
+        by_name = {nodes[i].name: status for i, status in got.items()}
+        assert len(by_name) == 6
+        # cpu beyond the node (unresolvable), memory beyond the node, cpu taken (resolvable)
+        assert len({id(s) for s in by_name.values()}) == 3
+        kept.append(by_name["small-0"])
+        with pytest.raises(FitError) as caught:
+            Algorithm(rng=random.Random(k)).schedule_pod(fwk, CycleState(), pod, cache.snapshot)
+        messages.append(str(caught.value))
+    assert kept[0] is kept[1]
+    assert messages == ["0/6 nodes are available: 1 Insufficient memory, 5 Insufficient cpu."] * 2
 
 
 class _Screened:

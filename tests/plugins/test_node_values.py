@@ -66,7 +66,9 @@ def test_kept_values_equal_fresh_ones(seed: int) -> None:
         fresh_fit.pre_filter(reference, pod, nodes)
         got = fit.filter_nodes(state, pod, nodes)  # type: ignore[attr-defined]
         want = fresh_fit.filter_nodes(reference, pod, nodes)
-        assert {i: s.reasons for i, s in got.items()} == {i: s.reasons for i, s in want.items()}
+        assert {i: (s.code, s.reasons) for i, s in got.items()} == {
+            i: (s.code, s.reasons) for i, s in want.items()
+        }
         for plugin, fresh in ((fit, fresh_fit), (balanced, fresh_balanced)):
             plugin.pre_score(state, pod, nodes)  # type: ignore[attr-defined]
             fresh.pre_score(reference, pod, nodes)

@@ -23,10 +23,14 @@ class FitError(Exception):
     """No node fits; ``str()`` is upstream ``FitError.Error()`` word for word."""
 
     def __init__(self, pod_key: str, num_all_nodes: int, diagnosis: Diagnosis) -> None:
+        # The text is built when asked for: PostFilter adds to the diagnosis first.
+        super().__init__(pod_key)
         self.pod_key = pod_key
         self.num_all_nodes = num_all_nodes
         self.diagnosis = diagnosis
-        super().__init__(self.message())
+
+    def __str__(self) -> str:
+        return self.message()
 
     def message(self) -> str:
         d = self.diagnosis
@@ -34,9 +38,12 @@ class FitError(Exception):
         if d.pre_filter_msg:
             msg += f" {d.pre_filter_msg}."
         else:
+            # Nodes share status objects (a batch filter gives one per distinct verdict):
+            # each object's reasons are counted once, times the nodes that hold it.
             reasons: Counter[str] = Counter()
-            for status in d.node_to_status.values():
-                reasons.update(status.reasons)
+            for status, nodes in Counter(d.node_to_status.values()).items():
+                for reason in status.reasons:
+                    reasons[reason] += nodes
             histogram = sorted(f"{count} {reason}" for reason, count in reasons.items())
             if histogram:
                 msg += f" {', '.join(histogram)}."

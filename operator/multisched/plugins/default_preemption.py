@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import random
 import time
+from operator import attrgetter
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
@@ -117,9 +118,12 @@ class DefaultPreemption:
         all_nodes = self._handle.snapshot.node_info_list
         if not all_nodes:
             return None, Status.error(MSG_NO_NODES)
+        # Upstream ``nodesWherePreemptionMightHelp``. Nodes share status objects: when none
+        # of them says Unschedulable (a request no node could ever hold), no node is walked.
+        maybe = any(s.code == Code.UNSCHEDULABLE for s in set(statuses.values()))
         potential = [
             n
-            for n in all_nodes
+            for n in (all_nodes if maybe else ())
             if (s := statuses.get(n.name)) is not None and s.code == Code.UNSCHEDULABLE
         ]
         if not potential:
@@ -318,10 +322,14 @@ class DefaultPreemption:
         """Upstream FitError text; nodes not dry-run count as "not helpful"."""
         all_nodes = self._handle.snapshot.node_info_list
         diagnosis = Diagnosis()
+        # The dry-run nodes are some of ``all_nodes``: the rest are "not helpful".
         not_helpful = Status.unresolvable(MSG_NOT_HELPFUL)
-        for node in all_nodes:
-            diagnosis.node_to_status[node.name] = node_statuses.get(node.name, not_helpful)
+        diagnosis.node_to_status = dict.fromkeys(map(_NAME, all_nodes), not_helpful)
+        diagnosis.node_to_status.update(node_statuses)
         return FitError(pod.key, len(all_nodes), diagnosis).message()
+
+
+_NAME = attrgetter("name")
 
 
 def _nominated_node(handle: Handle, pod: PodInfo) -> str:

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from multisched.cache import NodeInfo, PodInfo, Snapshot
-from multisched.framework import CycleState, Handle, PreFilterResult, Status
+from multisched.framework import Code, CycleState, Handle, PreFilterResult, Status
 from multisched.queue.events import ADD, DELETE, NODE, POD, UPDATE_NODE_ALLOCATABLE, ClusterEvent
 
 from ._batch import failing
@@ -175,6 +175,12 @@ def _shape_errors(shape: Sequence[UtilizationShapePoint], path: str) -> list[str
 # -- cycle state -----------------------------------------------------------------------------
 
 
+#: Why a node cannot hold the pod: whether preemption cannot help, and the reasons.
+Verdict = tuple[bool, tuple[str, ...]]
+#: Distinct verdicts kept (combinations of a few reasons: far fewer in practice).
+MAX_SHARED_STATUSES = 256
+
+
 class PreFilterState:
     """The checks Filter makes for this pod (upstream ``preFilterState``, pre-digested).
 
@@ -233,6 +239,11 @@ class NodeResourcesFit:
         #: Scores and the filter's screen per request, kept while a node is unchanged.
         self._scores: NodeValues[int] = NodeValues()
         self._cleared: NodeValues[bool] = NodeValues()
+        self._verdicts: NodeValues[Status | None] = NodeValues()
+        #: One status object per distinct verdict, shared by nodes and cycles: when no node
+        #: fits, every node holds one of a few, and the cycle's diagnosis, its
+        #: FailedScheduling message and preemption then handle each object once.
+        self._shared: dict[Verdict, Status] = {}
 
     # -- PreFilter / Filter ------------------------------------------------------------------
 
@@ -276,49 +287,8 @@ class NodeResourcesFit:
             return Status.error(
                 f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found'
             )
-        alloc = node.allocatable
-        used = node.requested
-        # Fast path, no allocation: the node holds the pod (most nodes, most cycles). The
-        # checks are the ones below; a failing node takes the slow path for its reasons.
-        if (
-            len(node.pods) < alloc.allowed_pod_number
-            and not s.scalars
-            and s.milli_cpu <= alloc.milli_cpu - used.milli_cpu
-            and s.memory <= alloc.memory - used.memory
-            and s.ephemeral_storage <= alloc.ephemeral_storage - used.ephemeral_storage
-        ):
-            return None
-        too_many_pods = len(node.pods) + 1 > alloc.allowed_pod_number
-        if not s.checks:
-            return Status.unschedulable(REASON_TOO_MANY_PODS) if too_many_pods else None
-        reasons = [REASON_TOO_MANY_PODS] if too_many_pods else []
-        unresolvable = False
-        cpu = s.milli_cpu
-        if cpu > 0 and cpu > alloc.milli_cpu - used.milli_cpu:
-            reasons.append("Insufficient cpu")
-            unresolvable = unresolvable or cpu > alloc.milli_cpu
-        memory = s.memory
-        if memory > 0 and memory > alloc.memory - used.memory:
-            reasons.append("Insufficient memory")
-            unresolvable = unresolvable or memory > alloc.memory
-        storage = s.ephemeral_storage
-        if storage > 0 and storage > alloc.ephemeral_storage - used.ephemeral_storage:
-            reasons.append("Insufficient ephemeral-storage")
-            unresolvable = unresolvable or storage > alloc.ephemeral_storage
-        if s.scalars:
-            alloc_scalar = alloc.scalar
-            used_scalar = used.scalar
-            for name, qty, reason in s.scalars:
-                cap = alloc_scalar.get(name, 0)
-                if qty > cap - used_scalar.get(name, 0):
-                    reasons.append(reason)
-                    unresolvable = unresolvable or qty > cap
-        if not reasons:
-            return None
-        # A request larger than the whole node cannot be helped by preemption.
-        if unresolvable:
-            return Status.unresolvable(*reasons)
-        return Status.unschedulable(*reasons)
+        verdict = _insufficient(s, node)
+        return None if verdict is None else _status(verdict)
 
     # -- PreScore / Score --------------------------------------------------------------------
 
@@ -329,13 +299,44 @@ class NodeResourcesFit:
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> dict[int, Status]:
         s: PreFilterState | None = state.get(PRE_FILTER_STATE_KEY)
-        if s is None or s.scalars:
+        if s is None:
             return failing(self.filter, state, pod, nodes, range(len(nodes)))
-        request = (s.milli_cpu, s.memory, s.ephemeral_storage)
-        # ``filter``'s fast path as a screen; the nodes it does not clear get ``filter``.
-        cleared = self._cleared.values(self._snapshot(), request, nodes, partial(_clear, request))
-        suspects = [] if all(cleared) else [i for i, ok in enumerate(cleared) if not ok]
-        return failing(self.filter, state, pod, nodes, suspects)
+        if s.scalars:
+            suspects: Sequence[int] = range(len(nodes))
+            verdicts = self._judged(s, nodes)
+        else:
+            request = (s.milli_cpu, s.memory, s.ephemeral_storage)
+            # ``filter``'s fast path as a screen; the nodes it does not clear are judged in
+            # full, and their verdicts kept while the node is unchanged (a backlog's pods
+            # mostly ask alike, and a full cluster fails every node for each of them).
+            snapshot = self._snapshot()
+            cleared = self._cleared.values(snapshot, request, nodes, partial(_clear, request))
+            if all(cleared):
+                return {}
+            suspects = [i for i, ok in enumerate(cleared) if not ok]
+            verdicts = self._verdicts.values(
+                snapshot, request, [nodes[i] for i in suspects], partial(self._judged, s)
+            )
+        return {
+            i: status for i, status in zip(suspects, verdicts, strict=True) if status is not None
+        }
+
+    def _judged(self, s: PreFilterState, nodes: Sequence[NodeInfo]) -> list[Status | None]:
+        """``filter`` for each of ``nodes``, with the shared status of each verdict."""
+        shared = self._shared
+        out: list[Status | None] = []
+        for node in nodes:
+            verdict = _insufficient(s, node)
+            if verdict is None:
+                out.append(None)
+                continue
+            status = shared.get(verdict)
+            if status is None:
+                if len(shared) >= MAX_SHARED_STATUSES:
+                    shared.clear()
+                status = shared[verdict] = _status(verdict)
+            out.append(status)
+        return out
 
     def pre_score(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
@@ -364,6 +365,57 @@ class NodeResourcesFit:
 
     def _snapshot(self) -> Snapshot | None:
         return self._handle.snapshot if self._handle is not None else None
+
+
+def _insufficient(s: PreFilterState, node: NodeInfo) -> Verdict | None:
+    """``filter``'s judgement (upstream ``fitsRequest``); None when the node holds the pod."""
+    alloc = node.allocatable
+    used = node.requested
+    # Fast path, no allocation: the node holds the pod (most nodes, most cycles). The
+    # checks are the ones below; a failing node takes the slow path for its reasons.
+    if (
+        len(node.pods) < alloc.allowed_pod_number
+        and not s.scalars
+        and s.milli_cpu <= alloc.milli_cpu - used.milli_cpu
+        and s.memory <= alloc.memory - used.memory
+        and s.ephemeral_storage <= alloc.ephemeral_storage - used.ephemeral_storage
+    ):
+        return None
+    too_many_pods = len(node.pods) + 1 > alloc.allowed_pod_number
+    if not s.checks:
+        return (False, (REASON_TOO_MANY_PODS,)) if too_many_pods else None
+    reasons = [REASON_TOO_MANY_PODS] if too_many_pods else []
+    unresolvable = False
+    cpu = s.milli_cpu
+    if cpu > 0 and cpu > alloc.milli_cpu - used.milli_cpu:
+        reasons.append("Insufficient cpu")
+        unresolvable = unresolvable or cpu > alloc.milli_cpu
+    memory = s.memory
+    if memory > 0 and memory > alloc.memory - used.memory:
+        reasons.append("Insufficient memory")
+        unresolvable = unresolvable or memory > alloc.memory
+    storage = s.ephemeral_storage
+    if storage > 0 and storage > alloc.ephemeral_storage - used.ephemeral_storage:
+        reasons.append("Insufficient ephemeral-storage")
+        unresolvable = unresolvable or storage > alloc.ephemeral_storage
+    if s.scalars:
+        alloc_scalar = alloc.scalar
+        used_scalar = used.scalar
+        for name, qty, reason in s.scalars:
+            cap = alloc_scalar.get(name, 0)
+            if qty > cap - used_scalar.get(name, 0):
+                reasons.append(reason)
+                unresolvable = unresolvable or qty > cap
+    if not reasons:
+        return None
+    # A request larger than the whole node cannot be helped by preemption.
+    return unresolvable, tuple(reasons)
+
+
+def _status(verdict: Verdict) -> Status:
+    unresolvable, reasons = verdict
+    code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE
+    return Status(code, *reasons)
 
 
 def _clear(request: tuple[int, int, int], nodes: Sequence[NodeInfo]) -> list[bool]:
