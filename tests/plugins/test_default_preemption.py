@@ -27,7 +27,11 @@ from multisched.framework import (
     Status,
 )
 from multisched.plugins._preemption_victims import Pdb
-from multisched.plugins.default_preemption import DefaultPreemption, DefaultPreemptionArgs
+from multisched.plugins.default_preemption import (
+    MSG_NO_VICTIMS,
+    DefaultPreemption,
+    DefaultPreemptionArgs,
+)
 from multisched.plugins.interpodaffinity import InterPodAffinity
 from multisched.queue import PodNominator
 
@@ -603,6 +607,39 @@ def test_pdb_violations(n_pods: int, disrupted: tuple[str, ...], violations: int
 
 FIVE_NODES = [node(f"node{i}") for i in range(1, 6)]
 ARGS_40_1 = DefaultPreemptionArgs(min_candidate_nodes_percentage=40, min_candidate_nodes_absolute=1)
+
+
+def test_a_node_without_a_lower_priority_pod_is_not_copied(monkeypatch: Any) -> None:
+    """Upstream copies every potential node and its cycle state, and finds no victim on a
+    node without a pod of lower priority. The verdict is the same without the copies: only
+    the node that holds a possible victim is copied and dry-run."""
+    env = Env(
+        [node(f"node{i}", ONE_POD, pods="1") for i in (1, 2, 3)],
+        [
+            pod("p1", HIGH, node_name="node1"),
+            pod("p2", LOW, node_name="node2"),
+            pod("p3", VERY_HIGH, node_name="node3"),
+        ],
+    )
+    copied: list[str] = []
+    clone = NodeInfo.clone
+
+    def counted(self: NodeInfo) -> NodeInfo:
+        copied.append(self.name)
+        return clone(self)
+
+    monkeypatch.setattr(NodeInfo, "clone", counted)
+    preemptor = pod("p", HIGH)
+    candidates, statuses, errors = env.plugin.dry_run_preemption(
+        env.state_for(preemptor), preemptor, env.nodes, [], offset=0, num_candidates=3, now=0.0
+    )
+    assert [(c.name, [v.name for v in c.victims]) for c in candidates] == [("node2", ["p2"])]
+    assert {name: (s.code, s.reasons) for name, s in statuses.items()} == {
+        "node1": (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (MSG_NO_VICTIMS,)),
+        "node3": (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (MSG_NO_VICTIMS,)),
+    }
+    assert errors == []
+    assert copied == ["node2"]
 
 
 def test_candidates_limited_by_args_from_a_rotating_offset() -> None:

@@ -199,8 +199,15 @@ class DefaultPreemption:
         node_statuses: dict[str, Status] = {}
         errors: list[str] = []
         n = len(potential)
+        no_victims: Status | None = None
         for i in range(n):
-            node = potential[(offset + i) % n].clone()
+            node = potential[(offset + i) % n]
+            if self.holds_no_victim(pod, node):
+                if no_victims is None:
+                    no_victims = Status.unresolvable(MSG_NO_VICTIMS)
+                node_statuses[node.name] = no_victims
+                continue
+            node = node.clone()
             victims, num_violations, status = self.select_victims_on_node(
                 state.clone(), pod, node, pdbs, now
             )
@@ -217,6 +224,17 @@ class DefaultPreemption:
                 errors.append(status.message())
             node_statuses[node.name] = status
         return non_violating + violating, node_statuses, errors
+
+    def holds_no_victim(self, pod: PodInfo, node: NodeInfo) -> bool:
+        """What ``select_victims_on_node`` finds first when the node has no pod of lower
+        priority, read off the node itself: a full cluster of equal priority has no victim
+        anywhere, and each of its pending pods would copy every node and its cycle state to
+        find that out. Not known ahead when a subclass picks its own victims (a quota over
+        its min gives up pods whatever their priority)."""
+        if type(self).select_victims_on_node is not DefaultPreemption.select_victims_on_node:
+            return False
+        priority = pod.priority
+        return not any(p.priority < priority for p in node.pods)
 
     def select_victims_on_node(
         self, state: CycleState, pod: PodInfo, node: NodeInfo, pdbs: list[Pdb], now: float
