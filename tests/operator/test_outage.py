@@ -140,11 +140,12 @@ async def test_scheduled_events_keep_pace_with_a_backlogs_bindings() -> None:
         await kube.close()
 
 
-async def test_an_unschedulable_burst_keeps_every_pods_condition() -> None:
-    """Each failed attempt queues a FailedScheduling event and a PodScheduled=False patch.
-    A burst outruns the senders; the full queue may drop events (client-go drops them too),
-    never a pod's condition: cluster-autoscaler scales up for the pods that carry it, and
-    an unschedulable pod may not be tried again for minutes."""
+async def test_an_unschedulable_burst_keeps_every_pods_condition_and_event() -> None:
+    """Each failed attempt queues a FailedScheduling event and a PodScheduled=False patch,
+    and judging a pod no node can hold is quicker than the two requests. The scheduling loop
+    waits for room in the recorder, as kube-scheduler's waits for its condition write, so
+    nothing is dropped: not a pod's condition (cluster-autoscaler scales up for the pods that
+    carry it, and an unschedulable pod may not be tried again for minutes), nor its event."""
     api = SlowApi(latency=0.005)
     kube = KubeClient(api, instance="t")
     registry = default_registry(load_entry_points=False)
@@ -161,7 +162,7 @@ async def test_an_unschedulable_burst_keeps_every_pods_condition() -> None:
         await asyncio.wait_for(kube.recorder.flush(), 10)
         assert api.bindings == 0
         assert len(api.conditions) == count, count - len(api.conditions)
-        assert not kube.recorder.dropped["patches dropped"]
-        assert api.events + kube.recorder.dropped["events dropped"] == count
+        assert api.events == count
+        assert not kube.recorder.dropped
     finally:
         await kube.close()

@@ -284,6 +284,40 @@ async def test_a_burst_is_posted_by_several_senders_never_two_of_one_key() -> No
     await rec.close()
 
 
+async def test_room_holds_the_caller_while_two_rounds_wait_but_not_in_an_outage() -> None:
+    sink = SlowSink()
+    reachable = [True]
+    rec = recorder(sink, senders=2, reachable=lambda: reachable[0])
+    for i in range(2 + 2 * 2):  # two in flight, two rounds of two queued
+        rec.record_event(event(pod=f"p{i}"))
+    await asyncio.sleep(0.01)
+    held = asyncio.create_task(rec.room())
+    await asyncio.sleep(0.01)
+    assert not held.done()
+    sink.release.set()  # the senders take jobs: room again
+    await asyncio.wait_for(held, 5)
+    await asyncio.wait_for(rec.flush(), 5)
+    # Requests that hang while the API server is known to be unreachable: no one is held
+    # (the queue's bound does its work).
+    sink.release.clear()
+    for i in range(6):
+        rec.record_event(event(pod=f"q{i}"))
+    reachable[0] = False
+    await asyncio.wait_for(rec.room(), 5)
+    reachable[0] = True
+    await rec.close()
+    await asyncio.wait_for(rec.room(), 5)  # closed: nothing will leave, nothing waits
+    # Refused requests: the senders wait out the outage, and hold no one meanwhile.
+    refused = Sink()
+    refused.down = 10**6
+    rec = Recorder(refused, retry_seconds=(0.5, 0.5), senders=2)
+    for i in range(6):
+        rec.record_event(event(pod=f"r{i}"))
+    await asyncio.sleep(0.01)
+    await asyncio.wait_for(rec.room(), 5)
+    await rec.close()
+
+
 class StoringSink(Sink):
     """An API server that stores the first POST but whose answer is lost, as during a
     restart: the event exists, and the sender only learns that from the retry."""

@@ -247,7 +247,7 @@ class KubeClient:
         self.is_pending = is_pending
         #: Whether this replica may write now (it leads, or election is off).
         self.may_write: Callable[[], bool] = may_write or (lambda: True)
-        self.recorder = Recorder(self, self._guard)
+        self.recorder = Recorder(self, self._guard, reachable=lambda: api.reachability.reachable)
         api.reachability.reporters.append(self.recorder.take_dropped)
 
     def _guard(self) -> bool:
@@ -367,6 +367,7 @@ class KubeClient:
         self.recorder.record_patch(
             ("PodScheduled", pod.uid), lambda: self._pod_scheduled_false(pod, reason, message)
         )
+        await self.recorder.room()  # the scheduling loop keeps pace with its reports
 
     async def _pod_scheduled_false(self, pod: PodInfo, reason: str, message: str) -> None:
         """PodScheduled=False, skipped when already so (upstream ``updatePod``)."""

@@ -14,6 +14,10 @@ EventBroadcaster + EventCorrelator, kopf's posting queue).
   pod bounds them.
 - Events are bounded (client-go ``maxQueuedEvents``); when full, the oldest event is
   dropped and counted, with a warning at most every 5 minutes.
+- ``room()`` holds a caller while two rounds of jobs per sender wait: the scheduling loop
+  awaits it after a failure, as kube-scheduler's waits for its condition write, so a backlog
+  of unschedulable pods (fast to judge) does not outrun the API server until events drop.
+  Not during an outage: then the queue's bound does its work.
 - Background senders post concurrently, as many as the scheduler has bindings in flight:
   a pod's Scheduled event follows its binding, so fewer would fall behind a backlog (one
   event per binding, at the API server's latency) until the full queue dropped events.
@@ -47,6 +51,8 @@ MAX_SERIES = 4096
 MAX_SPAM_KEYS = 4096
 #: Requests in flight at once: one per binding slot (see the module's docstring).
 SENDERS = MAX_CONCURRENT_BINDS
+#: ``room()`` waits while this many jobs per sender are queued.
+ROUNDS_AHEAD = 2
 #: At most one "queue full" warning per this many seconds.
 DROP_WARNING_SECONDS = 300.0
 RETRY_INITIAL_SECONDS = 0.5
@@ -168,8 +174,12 @@ class Recorder:
         now_stamp: Callable[[], str] | None = None,
         retry_seconds: tuple[float, float] = (RETRY_INITIAL_SECONDS, RETRY_MAX_SECONDS),
         senders: int = SENDERS,
+        reachable: Callable[[], bool] = lambda: True,
     ) -> None:
         self.sink = sink
+        #: Whether the API server answers (``Reachability.reachable``): ``room()`` holds no
+        #: one while it does not.
+        self.reachable = reachable
         self.senders = senders
         self.retry_seconds = retry_seconds
         self.may_write = may_write
@@ -187,6 +197,11 @@ class Recorder:
         self._waiting: list[asyncio.Future[None]] = []
         self._idle = asyncio.Event()
         self._idle.set()
+        self._room = asyncio.Event()
+        self._room.set()
+        #: Senders waiting out an unreachable API server.
+        self._backing_off = 0
+        self._closed = False
         self._tasks: set[asyncio.Task[None]] = set()
         #: Keys being sent right now: their newer copies wait in the queue.
         self._in_flight: set[Hashable] = set()
@@ -272,6 +287,17 @@ class Recorder:
     def __len__(self) -> int:
         return len(self._events) + len(self._patches)
 
+    def _full(self) -> bool:
+        if self._closed or self._backing_off or not self.reachable():
+            return False
+        return len(self) >= ROUNDS_AHEAD * self.senders
+
+    async def room(self) -> None:
+        """Return once fewer than ``ROUNDS_AHEAD`` rounds of jobs wait (at once, mostly)."""
+        while self._full():
+            self._room.clear()
+            await self._room.wait()
+
     def take_dropped(self) -> dict[str, int]:
         """Drops since the last call (for ``Reachability``'s recovery line)."""
         out = {k: v - self._reported[k] for k, v in self.dropped.items() if v > self._reported[k]}
@@ -293,11 +319,14 @@ class Recorder:
                 await waiter
                 continue
             key, job = taken
+            if not self._full():
+                self._room.set()
             if not self.may_write():
                 # Stepped down: the new leader reports for itself.
                 self.dropped["writes skipped (not leading)"] += len(self) + 1
                 self._events.clear()
                 self._patches.clear()
+                self._room.set()
                 continue
             self._in_flight.add(key)
             try:
@@ -308,7 +337,12 @@ class Recorder:
             except ApiUnavailable:
                 self._put_back(key, job)
                 self._in_flight.discard(key)
-                await asyncio.sleep(delay)
+                self._backing_off += 1
+                self._room.set()  # an outage is no reason to hold the scheduling loop
+                try:
+                    await asyncio.sleep(delay)
+                finally:
+                    self._backing_off -= 1
                 delay = min(delay * 2, most)
                 continue
             except Exception as exc:
@@ -384,6 +418,8 @@ class Recorder:
         await self._idle.wait()
 
     async def close(self) -> None:
+        self._closed = True
+        self._room.set()  # nothing will be sent: no one waits for room
         tasks, self._tasks = self._tasks, set()
         for task in tasks:
             task.cancel()
