@@ -642,6 +642,35 @@ def test_a_node_without_a_lower_priority_pod_is_not_copied(monkeypatch: Any) -> 
     assert copied == ["node2"]
 
 
+def test_the_kept_lowest_priorities_follow_the_nodes() -> None:
+    """A full cluster of equal priority has no victim on any node; once a node holds a pod
+    of lower priority (and once it no longer does), the dry run says so."""
+    env = Env(
+        [node(f"node{i}", ONE_POD, pods="2") for i in (1, 2, 3)],
+        [pod(f"p{i}", HIGH, node_name=f"node{i}") for i in (1, 2, 3)],
+    )
+    preemptor = pod("p", HIGH)
+
+    def dry_run() -> tuple[dict[str, list[str]], dict[str, tuple[str, ...]]]:
+        candidates, statuses, _ = env.plugin.dry_run_preemption(
+            env.state_for(preemptor), preemptor, env.nodes, [], offset=1, num_candidates=3,
+            now=0.0,
+        )  # fmt: skip
+        victims = {c.name: [v.name for v in c.victims] for c in candidates}
+        return victims, {name: s.reasons for name, s in statuses.items()}
+
+    none_found = {f"node{i}": (MSG_NO_VICTIMS,) for i in (1, 2, 3)}
+    assert dry_run() == ({}, none_found)
+    low = pod("low", LOW, node_name="node2")
+    env.cache.add_pod(low)
+    assert dry_run() == (
+        {"node2": ["low"]},
+        {"node1": (MSG_NO_VICTIMS,), "node3": (MSG_NO_VICTIMS,)},
+    )
+    env.cache.remove_pod(low.uid)
+    assert dry_run() == ({}, none_found)
+
+
 def test_candidates_limited_by_args_from_a_rotating_offset() -> None:
     pods = [pod(f"p{i}", MID, LARGE, f"node{i}") for i in range(1, 6)]
     env = Env(FIVE_NODES, pods, args=ARGS_40_1)

@@ -9,8 +9,10 @@ harmful candidate's victims are deleted and the pod is nominated to that node.
 from __future__ import annotations
 
 import logging
+import math
 import random
 import time
+from collections.abc import Sequence
 from operator import attrgetter
 from typing import Any, ClassVar
 
@@ -30,6 +32,7 @@ from multisched.framework import (
     Status,
 )
 
+from ._node_values import NodeValues
 from ._preemption_victims import (
     Candidate,
     Pdb,
@@ -93,6 +96,7 @@ class DefaultPreemption:
         self.min_candidate_nodes_absolute = args.min_candidate_nodes_absolute
         self._handle = handle
         self._own_rng = random.Random()
+        self._lowest: NodeValues[float] = NodeValues()
 
     @property
     def rng(self) -> random.Random:
@@ -199,13 +203,17 @@ class DefaultPreemption:
         node_statuses: dict[str, Status] = {}
         errors: list[str] = []
         n = len(potential)
-        no_victims: Status | None = None
+        priority = pod.priority
+        lowest = self.lowest_priorities(potential)
+        no_victims = Status.unresolvable(MSG_NO_VICTIMS)
+        if lowest is not None and min(lowest, default=math.inf) >= priority:
+            # No victim on any node: what the walk below would find, at once.
+            return [], dict.fromkeys(map(_NAME, potential), no_victims), []
         for i in range(n):
-            node = potential[(offset + i) % n]
-            if self.holds_no_victim(pod, node):
-                if no_victims is None:
-                    no_victims = Status.unresolvable(MSG_NO_VICTIMS)
-                node_statuses[node.name] = no_victims
+            at = (offset + i) % n
+            node = potential[at]
+            if lowest is not None and lowest[at] >= priority:
+                node_statuses[node.name] = no_victims  # found without copying the node
                 continue
             node = node.clone()
             victims, num_violations, status = self.select_victims_on_node(
@@ -225,16 +233,16 @@ class DefaultPreemption:
             node_statuses[node.name] = status
         return non_violating + violating, node_statuses, errors
 
-    def holds_no_victim(self, pod: PodInfo, node: NodeInfo) -> bool:
-        """What ``select_victims_on_node`` finds first when the node has no pod of lower
-        priority, read off the node itself: a full cluster of equal priority has no victim
-        anywhere, and each of its pending pods would copy every node and its cycle state to
-        find that out. Not known ahead when a subclass picks its own victims (a quota over
-        its min gives up pods whatever their priority)."""
+    def lowest_priorities(self, nodes: list[NodeInfo]) -> list[float] | None:
+        """The lowest priority of a pod on each node (infinity on an empty one), kept while
+        the node is unchanged: ``select_victims_on_node`` finds no victim where it is not
+        below the preemptor's, and a full cluster of equal priority has none anywhere, so
+        each of its pending pods would otherwise copy every node and its cycle state to find
+        that out. None when a subclass picks its own victims (a quota over its min gives up
+        pods whatever their priority)."""
         if type(self).select_victims_on_node is not DefaultPreemption.select_victims_on_node:
-            return False
-        priority = pod.priority
-        return not any(p.priority < priority for p in node.pods)
+            return None
+        return self._lowest.values(self._handle.snapshot, _LOWEST, nodes, _lowest_priorities)
 
     def select_victims_on_node(
         self, state: CycleState, pod: PodInfo, node: NodeInfo, pdbs: list[Pdb], now: float
@@ -348,6 +356,13 @@ class DefaultPreemption:
 
 
 _NAME = attrgetter("name")
+_PRIORITY = attrgetter("priority")
+#: ``NodeValues`` key of the lowest priorities (they depend on the node alone).
+_LOWEST = "lowest priority"
+
+
+def _lowest_priorities(nodes: Sequence[NodeInfo]) -> list[float]:
+    return [min(map(_PRIORITY, node.pods), default=math.inf) for node in nodes]
 
 
 def _nominated_node(handle: Handle, pod: PodInfo) -> str:
