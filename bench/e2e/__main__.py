@@ -6,6 +6,8 @@ Scenario (g), gangs: multisched with scheduler-plugins' Coscheduling on PodGroup
 kube-scheduler (no gang plugin) on the same pods ungrouped, in the same batches of 8.
 Scenario (s), shapes: a backlog of each of scheduler_perf's pod shapes (plain, spread,
 anti-affinity, affinity, mixed) on the bench's nodes, or on --shape-nodes (e.g. 500,5000).
+Scenario (u), unschedulable: backlogs no node can take (too big; every node full), up to each
+pod's PodScheduled=False.
 """
 
 from __future__ import annotations
@@ -25,8 +27,9 @@ from .procs import Contender, kube_scheduler, multisched
 from .report import Table, medians
 from .scenarios import TARGETS, Bench, Sizes, log, profile_scheduler_name
 from .shapes import shape_scenario
+from .unschedulable import unschedulable_scenario
 
-SCENARIOS = "abcdvgs"
+SCENARIOS = "abcdvgsu"
 NOTES = """
 first binding after start: from the scheduler's process start to the harness's watch seeing
   spec.nodeName on a pod that was pending before the start.
@@ -46,7 +49,10 @@ shapes (s): each a backlog as in (c), pods created before the scheduler starts. 
   only; spread: zone spread maxSkew 1 DoNotSchedule + hostname spread maxSkew 1 ScheduleAnyway
   over the pods of its app (20 apps); anti-affinity: required pod anti-affinity on hostname
   within a group of min(100, nodes) pods; affinity: preferred pod affinity (weight 100) on
-  zone to its app's pods; mixed: the four in turn. Nodes are in 3 zones."""
+  zone to its app's pods; mixed: the four in turn. Nodes are in 3 zones.
+unschedulable (u): as (c), but the span and the counts are of each pod's first PodScheduled=False
+  on the watch. too big: 1000 cpu per pod, more than any node has; full: 2 cpu per pod on
+  nodes each holding a 63-cpu pod of the same priority (preemption finds no victim)."""
 
 
 def _float_env(name: str, default: float) -> float:
@@ -87,8 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=os.environ.get("BENCH_E2E_SCENARIOS", SCENARIOS),
         help="which of a (10k running), b (50k running), c (backlog), d (stream), v (backlog "
         "of pods with local-PV claims), g (gangs of 8: Coscheduling; kube-scheduler gets them "
-        "ungrouped), s (backlogs of pod shapes: plain, spread, anti-affinity, affinity, mixed); "
-        "default abcdvgs",
+        "ungrouped), s (backlogs of pod shapes: plain, spread, anti-affinity, affinity, mixed), "
+        "u (backlogs of pods no node can take, up to their PodScheduled=False); default abcdvgsu",
     )
     parser.add_argument(
         "--shape-nodes",
@@ -195,7 +201,7 @@ async def bench(args: argparse.Namespace) -> int:
 
 def _phases(scenarios: str) -> list[str]:
     """The scenarios in the order they run: those without running pods, then (a), then (b)."""
-    first = "".join(key for key in "cdvgs" if key in scenarios)
+    first = "".join(key for key in "cdvgsu" if key in scenarios)
     later = [key for key in "ab" if key in scenarios]
     return [phase for phase in (first, *later) if phase]
 
@@ -211,6 +217,8 @@ async def _scenarios(b: Bench, args: argparse.Namespace, sizes: Sizes, phase: st
         await gang_scenario(b)
     if "s" in phase:  # before (a), (b): no running pods for the shapes to scan
         await shape_scenario(b, args.shape_nodes or [sizes.nodes])
+    if "u" in phase:
+        await unschedulable_scenario(b)
     if "a" in phase:
         await b.startup("a", sizes.running)
     if "b" in phase:

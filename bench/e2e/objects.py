@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 RUN_LABEL = "bench.multisched.dev/run"
+ROLE_LABEL = "bench.multisched.dev/role"
 #: As scheduler_perf labels its nodes for the spreading and affinity workloads: three zones.
 ZONES = 3
 ZONE_KEY = "topology.kubernetes.io/zone"
@@ -82,8 +83,16 @@ def _pod(name: str, labels: dict[str, str], spec: dict[str, Any]) -> dict[str, A
 def running_pods(start: int, stop: int, nodes: int) -> Iterator[dict[str, Any]]:
     """Pods created already bound: assigned and not terminal, as a scheduler's cache counts them."""
     for i in range(start, stop):
-        labels = {"app": f"running-{i % 50}", "bench.multisched.dev/role": "running"}
+        labels = {"app": f"running-{i % 50}", ROLE_LABEL: "running"}
         yield _pod(f"running-{i:06d}", labels, {"nodeName": node_name(i % nodes)})
+
+
+def filler_pods(nodes: int, cpu: str) -> Iterator[dict[str, Any]]:
+    """One bound pod per node asking for ``cpu`` (priority 0, as every bench pod)."""
+    for i in range(nodes):
+        pod = _pod(f"filler-{i:06d}", {ROLE_LABEL: "filler"}, {"nodeName": node_name(i)})
+        pod["spec"]["containers"][0]["resources"]["requests"]["cpu"] = cpu
+        yield pod
 
 
 def pending_pods(run: str, scheduler_name: str, count: int) -> Iterator[dict[str, Any]]:

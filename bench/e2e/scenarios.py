@@ -234,19 +234,21 @@ class Bench:
 
     # -- waiting -----------------------------------------------------------------------------
 
-    async def _wait_bound(self, watch: BindingWatch, proc: Running, count: int) -> str:
-        """Empty once ``count`` pods are bound, else why not (a timeout, or the process died)."""
+    async def _wait_bound(
+        self, watch: BindingWatch, proc: Running, count: int, goal: dict[str, float] | None = None
+    ) -> str:
+        """Empty once ``count`` pods are bound (or in ``goal``: ``watch.unschedulable``), else
+        why not (a timeout, or the process died)."""
+        goal = watch.bound if goal is None else goal
         deadline = time.monotonic() + self.timeout
         while time.monotonic() < deadline:
-            if await watch.wait_bound(count, min(1.0, deadline - time.monotonic())):
+            if await watch.wait_for(goal, count, min(1.0, deadline - time.monotonic())):
                 return ""
             code = proc.exited()
             if code is not None:
                 log(f"{proc.contender.name} exited with {code}; log tail:\n{proc.log_tail()}")
                 return f"exited ({code})"
-        return (
-            f"none in {self.timeout:.0f} s" if not watch.bound else f"timeout {self.timeout:.0f} s"
-        )
+        return f"none in {self.timeout:.0f} s" if not goal else f"timeout {self.timeout:.0f} s"
 
     # -- scenarios ---------------------------------------------------------------------------
 
@@ -306,19 +308,29 @@ class Bench:
             await self._clean(run)
 
     async def drain(
-        self, c: Contender, run: str, pods: Iterable[dict[str, Any]], count: int
+        self,
+        c: Contender,
+        run: str,
+        pods: Iterable[dict[str, Any]],
+        count: int,
+        unschedulable: bool = False,
     ) -> Drained:
         """Creates ``pods`` (``count`` of them, labelled ``run``), then starts the scheduler and
-        waits until it has bound them all; the run's pods are left for the caller to delete."""
+        waits until it has bound them all (``unschedulable``: until each is reported so, by
+        its PodScheduled condition); the run's pods are left for the caller to delete. The
+        figures of ``Drained`` then count reports, not bindings."""
         async with BindingWatch(self.kube, NAMESPACE, f"{RUN_LABEL}={run}") as watch:
+            goal = watch.unschedulable if unschedulable else watch.bound
             await self.kube.create_many(PODS, pods, self.concurrency)
             async with started(c, self.cp.workdir, run, self.cp.pids) as proc:
-                why = await self._wait_bound(watch, proc, count)
+                why = await self._wait_bound(watch, proc, count, goal)
                 await asyncio.sleep(0.3)  # a CPU sample after the last binding
                 placed, _ = await self.kube.list(PODS, f"{RUN_LABEL}={run}", limit=500)
-                events = await self.scheduled_events(placed)
+                reason = "FailedScheduling" if unschedulable else "Scheduled"
+                events = await self.scheduled_events(placed, reason)
                 rss = proc.peak_rss_mb()
-                first, last, bound = watch.first_bound, watch.last_bound, len(watch.bound)
+                first = min(goal.values(), default=None)
+                last, bound = max(goal.values(), default=None), len(goal)
                 rate = cpu = cp_cpu = None
                 if first is not None and last is not None and bound > 1 and last > first:
                     rate = (bound - 1) / (last - first)
@@ -328,11 +340,11 @@ class Bench:
         shown = 100 * events / bound if bound else None
         return Drained(count, bound, why, rate, cpu, cp_cpu, took, rss, shown, placed)
 
-    async def scheduled_events(self, pods: list[dict[str, Any]]) -> int:
-        """How many of ``pods`` have a Scheduled event (core/v1 and events.k8s.io/v1 alike),
-        by uid: a repeat's pods have the names of the run before."""
+    async def scheduled_events(self, pods: list[dict[str, Any]], reason: str = "Scheduled") -> int:
+        """How many of ``pods`` have a Scheduled (or ``reason``) event (core/v1 and
+        events.k8s.io/v1 alike), by uid: a repeat's pods have the names of the run before."""
         uids = {p["metadata"]["uid"] for p in pods}
-        events, _ = await self.kube.list(EVENTS, field_selector="reason=Scheduled", limit=500)
+        events, _ = await self.kube.list(EVENTS, field_selector=f"reason={reason}", limit=500)
         return len(uids & {(e.get("involvedObject") or {}).get("uid") for e in events})
 
     async def volume_backlog(self, key: str = "v") -> None:

@@ -1,4 +1,5 @@
-"""One watch on a run's pods: when each was first seen, and when it was first seen bound."""
+"""One watch on a run's pods: when each was first seen, first seen bound, and first seen
+reported unschedulable (its PodScheduled condition False)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,9 @@ class BindingWatch:
         self._selector = label_selector
         self.added: dict[str, float] = {}
         self.bound: dict[str, float] = {}
+        self.unschedulable: dict[str, float] = {}
+        #: What ``wait_for`` waits on: ``bound`` or ``unschedulable`` reaching a count.
+        self._goal: dict[str, float] = self.bound
         self._target = 0
         self._reached = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -51,14 +55,19 @@ class BindingWatch:
 
     async def wait_bound(self, count: int, timeout: float) -> bool:
         """True once ``count`` pods are bound; False after ``timeout`` seconds."""
-        self._target = count
-        if len(self.bound) >= count:
+        return await self.wait_for(self.bound, count, timeout)
+
+    async def wait_for(self, goal: dict[str, float], count: int, timeout: float) -> bool:
+        """True once ``goal`` (``bound`` or ``unschedulable``) holds ``count`` pods; False
+        after ``timeout`` seconds."""
+        self._goal, self._target = goal, count
+        if len(goal) >= count:
             return True
         self._reached.clear()
         try:
             await asyncio.wait_for(self._reached.wait(), timeout)
         except TimeoutError:
-            return len(self.bound) >= count
+            return len(goal) >= count
         return True
 
     def _see(self, kind: str, pod: dict[str, Any], now: float) -> None:
@@ -67,8 +76,10 @@ class BindingWatch:
             self.added.setdefault(name, now)
         if (pod.get("spec") or {}).get("nodeName") and name not in self.bound:
             self.bound[name] = now
-            if self._target and len(self.bound) >= self._target:
-                self._reached.set()
+        elif name not in self.unschedulable and _reported_unschedulable(pod):
+            self.unschedulable[name] = now
+        if self._target and len(self._goal) >= self._target:
+            self._reached.set()
 
     async def _relist(self) -> str:
         items, rv = await self._kube.list(self._path, self._selector)
@@ -102,3 +113,8 @@ class BindingWatch:
                 if event.get("type") != "BOOKMARK":
                     self._see(event["type"], obj, now)
         return rv
+
+
+def _reported_unschedulable(pod: dict[str, Any]) -> bool:
+    conditions = (pod.get("status") or {}).get("conditions") or ()
+    return any(c.get("type") == "PodScheduled" and c.get("status") == "False" for c in conditions)
