@@ -1,4 +1,4 @@
-"""Per-node values kept between cycles (shared by the resource Filter and Score plugins).
+"""Per-node values kept between cycles (the resource Filter and Score plugins, preemption).
 
 A backlog's pods mostly ask for the same resources and a cycle changes one node (the one it
 binds to), so a value that depends only on a node's state and on the pod's requests is, for
