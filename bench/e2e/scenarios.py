@@ -288,10 +288,7 @@ class Bench:
         for c in self.contenders:
             run = f"{key}-{c.name}"
             d = await self.drain(c, run, pending_pods(run, c.scheduler_name, count), count)
-            self.table.add(key, scenario, "pods/s", c.name, Figure(d.rate, "", d.partial()))
-            self.table.add(key, scenario, "CPU per pod", c.name, Figure(d.cpu, "ms"))
-            self.table.add(key, scenario, CONTROL_PLANE_CPU, c.name, Figure(d.cp_cpu, "ms"))
-            self.table.add(key, scenario, SCHEDULED_EVENTS, c.name, Figure(d.events, "%"))
+            self.add_drained(key, scenario, c.name, d, d.shortfall())
             self.table.add(
                 key,
                 scenario,
@@ -339,6 +336,23 @@ class Bench:
         took = first - proc.started if first is not None else None
         shown = 100 * events / bound if bound else None
         return Drained(count, bound, why, rate, cpu, cp_cpu, took, rss, shown, placed)
+
+    def add_drained(
+        self,
+        key: str,
+        scenario: str,
+        name: str,
+        d: Drained,
+        note: str,
+        events: str = SCHEDULED_EVENTS,
+    ) -> None:
+        """A drain's rows: pods/s (``note`` beside it), CPU per pod, the control plane's, and
+        the share of the pods with their event (under the measure ``events``)."""
+        add = self.table.add
+        add(key, scenario, "pods/s", name, Figure(d.rate, "", f"({note})" if note else ""))
+        add(key, scenario, "CPU per pod", name, Figure(d.cpu, "ms"))
+        add(key, scenario, CONTROL_PLANE_CPU, name, Figure(d.cp_cpu, "ms"))
+        add(key, scenario, events, name, Figure(d.events, "%"))
 
     async def scheduled_events(self, pods: list[dict[str, Any]], reason: str = "Scheduled") -> int:
         """How many of ``pods`` have a Scheduled (or ``reason``) event (core/v1 and

@@ -25,7 +25,7 @@ from .objects import (
     shaped_pods,
 )
 from .report import Figure
-from .scenarios import CONTROL_PLANE_CPU, QUIET_SECONDS, SCHEDULED_EVENTS, Bench, log
+from .scenarios import QUIET_SECONDS, Bench, log
 
 NODES = "/api/v1/nodes"
 
@@ -50,12 +50,7 @@ async def shape_scenario(bench: Bench, node_counts: list[int], key: str = "s") -
                 if broken:
                     log(f"warning: {c.name} broke hard constraints of {shape}: {broken}")
                 note = "; ".join(x for x in (d.shortfall(), broken) if x)
-                add = bench.table.add
-                figure = Figure(d.rate, "", f"({note})" if note else "")
-                add(row_key, scenario, "pods/s", c.name, figure)
-                add(row_key, scenario, "CPU per pod", c.name, Figure(d.cpu, "ms"))
-                add(row_key, scenario, CONTROL_PLANE_CPU, c.name, Figure(d.cp_cpu, "ms"))
-                add(row_key, scenario, SCHEDULED_EVENTS, c.name, Figure(d.events, "%"))
+                bench.add_drained(row_key, scenario, c.name, d, note)
                 log(
                     f"{key} {shape} at {nodes} nodes, {c.name}: {d.bound}/{count} bound, "
                     f"{Figure(d.rate, 'pods/s').text()}, {Figure(d.cpu, 'ms').text()} CPU "

@@ -16,7 +16,7 @@ from typing import Any
 
 from .objects import ROLE_LABEL, filler_pods, pending_pods
 from .report import Figure
-from .scenarios import CONTROL_PLANE_CPU, PODS, QUIET_SECONDS, Bench, log
+from .scenarios import PODS, QUIET_SECONDS, Bench, log
 
 #: Each bench node has 64 cpu: a filler takes 63, so a 2-cpu pod fits on none of them.
 CAUSES = {"too big": ("1000", ""), "full": ("2", "63")}
@@ -36,12 +36,8 @@ async def unschedulable_scenario(bench: Bench, key: str = "u") -> None:
             run = f"{key}{n}-{c.name}"
             pods = _asking(cpu, pending_pods(run, c.scheduler_name, count))
             d = await bench.drain(c, run, pods, count, unschedulable=True)
-            note = f"({d.bound}/{count} reported, {d.why})" if d.why else ""
-            add = bench.table.add
-            add(row_key, scenario, "pods/s", c.name, Figure(d.rate, "", note))
-            add(row_key, scenario, "CPU per pod", c.name, Figure(d.cpu, "ms"))
-            add(row_key, scenario, CONTROL_PLANE_CPU, c.name, Figure(d.cp_cpu, "ms"))
-            add(row_key, scenario, FAILED_EVENTS, c.name, Figure(d.events, "%"))
+            note = f"{d.bound}/{count} reported, {d.why}" if d.why else ""
+            bench.add_drained(row_key, scenario, c.name, d, note, FAILED_EVENTS)
             log(
                 f"{key} {cause}, {c.name}: {d.bound}/{count} reported unschedulable, "
                 f"{Figure(d.rate, 'pods/s').text()}, {Figure(d.cpu, 'ms').text()} CPU per pod"
