@@ -286,8 +286,9 @@ async def test_a_burst_is_posted_by_several_senders_never_two_of_one_key() -> No
 
 async def test_room_holds_the_caller_while_two_rounds_wait_but_not_in_an_outage() -> None:
     sink = SlowSink()
-    reachable = [True]
-    rec = recorder(sink, senders=2, reachable=lambda: reachable[0])
+    reachability = Reachability()
+    rec = recorder(sink, senders=2, reachable=lambda: reachability.reachable)
+    reachability.on_unreachable.append(rec.release)  # as KubeClient wires them
     for i in range(2 + 2 * 2):  # two in flight, two rounds of two queued
         rec.record_event(event(pod=f"p{i}"))
     await asyncio.sleep(0.01)
@@ -297,14 +298,19 @@ async def test_room_holds_the_caller_while_two_rounds_wait_but_not_in_an_outage(
     sink.release.set()  # the senders take jobs: room again
     await asyncio.wait_for(held, 5)
     await asyncio.wait_for(rec.flush(), 5)
-    # Requests that hang while the API server is known to be unreachable: no one is held
-    # (the queue's bound does its work).
+    # Requests that hang (until their timeout) when another request finds the API server
+    # unreachable: whoever waits is let go at once, and no one is held meanwhile.
     sink.release.clear()
     for i in range(6):
         rec.record_event(event(pod=f"q{i}"))
-    reachable[0] = False
-    await asyncio.wait_for(rec.room(), 5)
-    reachable[0] = True
+    await asyncio.sleep(0.01)
+    held = asyncio.create_task(rec.room())
+    await asyncio.sleep(0.01)
+    assert not held.done()
+    reachability.unreachable("bindings", OSError("connection refused"))
+    await asyncio.wait_for(held, 1)
+    await asyncio.wait_for(rec.room(), 1)
+    reachability.answered()
     await rec.close()
     await asyncio.wait_for(rec.room(), 5)  # closed: nothing will leave, nothing waits
     # Refused requests: the senders wait out the outage, and hold no one meanwhile.
@@ -347,6 +353,28 @@ async def test_an_event_whose_answer_was_lost_is_sent_again_under_the_same_name(
     rec.record_event(event(pod="web", reason="Scheduled", type="Normal"))
     await asyncio.wait_for(rec.flush(), 5)
     assert [n for n, _ in sink.patched] == [name]  # the series continues that Event
+    await rec.close()
+
+
+async def test_a_copy_queued_while_a_lost_answer_is_retried_joins_it() -> None:
+    """The same event recorded again while its first POST is in flight and that POST's
+    answer is lost: one Event object, counting both, not a second one beside it."""
+    sink = StoringSink()
+    sent = asyncio.Event()
+    create = sink.create_event
+
+    async def slow_create(body: dict[str, Any]) -> str:
+        sent.set()
+        await asyncio.sleep(0.01)
+        return await create(body)
+
+    sink.create_event = slow_create  # type: ignore[method-assign]
+    rec = recorder(sink)
+    rec.record_event(event(pod="web"))
+    await asyncio.wait_for(sent.wait(), 5)
+    rec.record_event(event(pod="web"))  # a copy, while the first is in flight
+    await asyncio.wait_for(rec.flush(), 5)
+    assert len(sink.stored) == 1
     await rec.close()
 
 

@@ -249,6 +249,7 @@ class KubeClient:
         self.may_write: Callable[[], bool] = may_write or (lambda: True)
         self.recorder = Recorder(self, self._guard, reachable=lambda: api.reachability.reachable)
         api.reachability.reporters.append(self.recorder.take_dropped)
+        api.reachability.on_unreachable.append(self.recorder.release)
 
     def _guard(self) -> bool:
         return self.may_write()

@@ -69,6 +69,8 @@ class Reachability:
         self.failed: Counter[str] = Counter()
         #: Extra "what happened meanwhile" figures for the recovery line (e.g. drops).
         self.reporters: list[Callable[[], dict[str, int]]] = []
+        #: Called when an outage begins (the recorder lets go of the scheduling loop).
+        self.on_unreachable: list[Callable[[], None]] = []
 
     @property
     def reachable(self) -> bool:
@@ -83,6 +85,8 @@ class Reachability:
                 kind,
                 describe(error),
             )
+            for hook in self.on_unreachable:
+                hook()
 
     def answered(self, sent_at: float | None = None) -> None:
         """An answer came; ``sent_at`` (this clock) is when its request was sent. A request
@@ -298,6 +302,11 @@ class Recorder:
             self._room.clear()
             await self._room.wait()
 
+    def release(self) -> None:
+        """Let ``room()``'s callers look again (the API server was found unreachable: a
+        sender's request may hang until its timeout before it says so itself)."""
+        self._room.set()
+
     def take_dropped(self) -> dict[str, int]:
         """Drops since the last call (for ``Reachability``'s recovery line)."""
         out = {k: v - self._reported[k] for k, v in self.dropped.items() if v > self._reported[k]}
@@ -367,11 +376,18 @@ class Recorder:
         return None
 
     def _put_back(self, key: Hashable, job: _Event | _Patch) -> None:
-        """First in line again, unless a newer copy superseded it meanwhile."""
+        """First in line again. A patch superseded meanwhile by a newer one is dropped; an
+        event copied meanwhile becomes one with its copy, counting both, under the name the
+        failed attempt used (that POST may have been stored)."""
         if isinstance(job, _Event):
-            if key not in self._events:
+            copy = self._events.get(key)
+            if copy is None:
                 self._events[key] = job
                 self._events.move_to_end(key, last=False)
+            else:
+                copy.count += job.count
+                copy.first = job.first
+                copy.name = job.name or copy.name
         elif key not in self._patches:
             self._patches[key] = job
             self._patches.move_to_end(key, last=False)
