@@ -124,12 +124,13 @@ class DefaultPreemption:
             return None, Status.error(MSG_NO_NODES)
         # Upstream ``nodesWherePreemptionMightHelp``. Nodes share status objects: when none
         # of them says Unschedulable (a request no node could ever hold), no node is walked.
-        maybe = any(s.code == Code.UNSCHEDULABLE for s in set(statuses.values()))
-        potential = [
-            n
-            for n in (all_nodes if maybe else ())
-            if (s := statuses.get(n.name)) is not None and s.code == Code.UNSCHEDULABLE
-        ]
+        potential: list[NodeInfo] = []
+        if any(s.code == Code.UNSCHEDULABLE for s in set(statuses.values())):
+            potential = [
+                n
+                for n in all_nodes
+                if (s := statuses.get(n.name)) is not None and s.code == Code.UNSCHEDULABLE
+            ]
         if not potential:
             await self._clear_nominated_node(pod)
             return PostFilterResult(""), Status.unschedulable(self._fit_message(pod, {}))
