@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 import pytest
@@ -381,6 +381,9 @@ class _Nominator:
 
     def nominated_node(self, uid: str) -> str | None:
         return None
+
+    def nominated_node_names(self) -> Collection[str]:
+        return (self.node,)
 
 
 def test_nominated_pods_of_higher_priority_are_filtered_with_then_without() -> None:

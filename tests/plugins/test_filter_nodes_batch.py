@@ -14,12 +14,17 @@ from typing import Any
 import pytest
 
 from builders import node_dict, pod_dict
-from churn import default_framework, populated, random_incoming
+from churn import NAMESPACES, default_framework, populated, random_incoming, random_labels
 from multisched.cache import Cache, PodInfo
 from multisched.framework import CycleState, Diagnosis, FitError, Status
 from multisched.framework.runtime import _batch_judge
 from multisched.scheduler import Algorithm
-from multisched.scheduler.algorithm import FILTER_TIMING_STRIDE
+from multisched.scheduler.algorithm import (
+    FILTER_TIMING_STRIDE,
+    MIN_BATCH_RUN,
+    _segments,
+    num_feasible_nodes_to_find,
+)
 
 TAINTS = [
     {"key": "dedicated", "value": "db", "effect": "NoSchedule"},
@@ -133,9 +138,72 @@ def test_batches_equal_the_loop_for_spread_and_affinity_pods(seed: int) -> None:
     _compare_searches(cache, pods, seed)
 
 
-def _compare_searches(cache: Cache, pods: list[PodInfo], seed: int) -> None:
+@pytest.mark.parametrize("seed", range(6))
+def test_batches_around_nominated_pods_equal_the_loop(seed: int) -> None:
+    """With pods nominated by preemption, the nodes holding those at least as important as
+    the pod get both Filter passes in their place in the search, and the rest are judged in
+    batches: the outcome of the node-by-node loop's two passes at every node."""
+    rng = random.Random(seed)
+    cache, churn = populated(rng, 150, 400)
+    pods = []
+    for k in range(40):
+        pods.append(random_incoming(rng, f"p{k}"))
+        churn.step()
+    _compare_searches(cache, pods, seed, nominate=rng)
+    rng = random.Random(seed)
+    harsh = _cluster(rng, 300, 1.0)
+    _compare_searches(harsh, [_pod(rng, f"p{k}", 300) for k in range(40)], seed, nominate=rng)
+
+
+def test_runs_between_nominated_nodes_are_batched_from_min_batch_run_nodes() -> None:
+    class Node:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+    nodes: Any = [Node(f"n{i}") for i in range(60)]
+    crowded = {"n3", "n30", "n59"}
+    run = MIN_BATCH_RUN
+    # n4..n29 (26 nodes) and n31..n58 (28) are long enough; n0..n2 is not.
+    assert _segments(nodes, crowded) == [
+        (0, 4, False),
+        (4, 30, True),
+        (30, 31, False),
+        (31, 59, True),
+        (59, 60, False),
+    ]
+    assert _segments(nodes, {f"n{run}"}) == [
+        (0, run, True),
+        (run, run + 1, False),
+        (run + 1, 60, True),
+    ]
+    assert _segments(nodes, {f"n{run - 1}"}) == [(0, run, False), (run, 60, True)]
+    assert _segments(nodes, set()) == [(0, 60, True)]
+
+
+def _nominate(rng: random.Random, fwk: Any, nodes: list[Any], pods: list[PodInfo]) -> None:
+    """Pods of lower, equal and higher priority nominated to a tenth of the nodes (some of
+    the incoming pods among them: a pod never counts beside itself)."""
+    for k in range(len(nodes) // 10):
+        body = pod_dict(
+            f"nominated-{k}",
+            rng.choice(NAMESPACES),
+            labels=random_labels(rng),
+            requests={"cpu": rng.choice(["100m", "2", "8"]), "memory": "1Gi"},
+            priority=rng.choice([-10, 0, 10]),
+        )
+        fwk.nominator.add_nominated_pod(PodInfo.parse(body), rng.choice(nodes).name)
+    for pod in rng.sample(pods, len(pods) // 5):
+        fwk.nominator.add_nominated_pod(pod, rng.choice(nodes).name)
+
+
+def _compare_searches(
+    cache: Cache, pods: list[PodInfo], seed: int, nominate: random.Random | None = None
+) -> None:
     fwk = default_framework(cache)
     nodes = cache.snapshot.node_info_list
+    if nominate is not None:
+        _nominate(nominate, fwk, nodes, pods)
+        assert any(fwk.nodes_with_nominated_pods(pod) for pod in pods)
     batch = Algorithm(rng=random.Random(seed))
     sequential = Algorithm(rng=random.Random(seed))
     node_by_node = fwk.batch_filters
@@ -152,9 +220,12 @@ def _compare_searches(cache: Cache, pods: list[PodInfo], seed: int) -> None:
                 batched_cycles += node_by_node(state) is not None
             fwk.batch_filters = node_by_node if batches else (lambda _state: None)  # type: ignore[method-assign]
             try:
-                feasible = algo._find_nodes_that_pass_filters(
-                    fwk, state, pod, diagnosis, nodes, None
-                )
+                if batches or nominate is None:
+                    feasible = algo._find_nodes_that_pass_filters(
+                        fwk, state, pod, diagnosis, nodes, None
+                    )
+                else:
+                    feasible = _upstream_search(fwk, algo, state, pod, diagnosis, nodes)
             finally:
                 del fwk.batch_filters
             outcomes.append(
@@ -171,6 +242,31 @@ def _compare_searches(cache: Cache, pods: list[PodInfo], seed: int) -> None:
         if outcomes:
             assert outcomes[0] == outcomes[1]
     assert batched_cycles
+
+
+def _upstream_search(
+    fwk: Any, algo: Algorithm, state: CycleState, pod: PodInfo, diagnosis: Diagnosis, nodes: Any
+) -> list[Any]:
+    """upstream's findNodesThatPassFilters, written out: from the rotating start, each node
+    through RunFilterPluginsWithNominatedPods until enough are feasible."""
+    percentage = fwk.profile.percentage_of_nodes_to_score
+    if percentage is None:
+        percentage = algo.percentage_of_nodes_to_score
+    to_find = num_feasible_nodes_to_find(percentage, len(nodes))
+    start = algo.next_start_node_index % len(nodes)
+    feasible, processed = [], 0
+    for node in [*nodes[start:], *nodes[:start]]:
+        processed += 1
+        status = fwk.run_filter_plugins_with_nominated_pods(state, pod, node)
+        if status is None:
+            feasible.append(node)
+            if len(feasible) >= to_find:
+                break
+        else:
+            diagnosis.node_to_status[node.name] = status
+            diagnosis.unschedulable_plugins.add(status.plugin)
+    algo.next_start_node_index = (start + processed) % len(nodes)
+    return feasible
 
 
 def test_a_pod_no_node_fits_shares_one_status_per_verdict_across_nodes_and_cycles() -> None:

@@ -7,7 +7,7 @@ The runtime implements ``Handle``; the operator or the simulator supplies a
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from multisched.cache import NodeInfo, PodInfo, Snapshot
@@ -76,6 +76,10 @@ class PodNominator(Protocol):
     def delete_nominated_pod(self, pod: PodInfo) -> None: ...
 
     def nominated_node(self, uid: str) -> str | None: ...
+
+    def nominated_node_names(self) -> Collection[str]:
+        """The nodes that have a nominated pod now."""
+        ...
 
 
 class Handle(Protocol):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import operator
 import random
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from itertools import repeat
 from time import perf_counter
 from typing import cast
@@ -112,6 +112,9 @@ class _NoNominator:
 
     def nominated_node(self, uid: str) -> str | None:
         return None
+
+    def nominated_node_names(self) -> Collection[str]:
+        return ()
 
 
 class PluginScores:
@@ -354,11 +357,7 @@ class Framework:
         A node must fit the pod both with the pods preemption promised it and without them
         (they may never arrive); only runs the first pass when such pods exist.
         """
-        nominated = [
-            p
-            for p in self._nominator.nominated_pods_for_node(node.name)
-            if p.priority >= pod.priority and p.uid != pod.uid
-        ]
+        nominated = self._nominated_beside(pod, node.name)
         if nominated:
             node_with = node.clone()
             state_with = state.clone()
@@ -371,6 +370,24 @@ class Framework:
             if status is not None:
                 return status
         return self.run_filter_plugins(state, pod, node, filters)
+
+    def _nominated_beside(self, pod: PodInfo, node_name: str) -> list[PodInfo]:
+        """The pods nominated to the node that ``pod`` must fit beside: those of at least
+        its priority, itself excepted (upstream ``addNominatedPods``)."""
+        return [
+            p
+            for p in self._nominator.nominated_pods_for_node(node_name)
+            if p.priority >= pod.priority and p.uid != pod.uid
+        ]
+
+    def nodes_with_nominated_pods(self, pod: PodInfo) -> set[str]:
+        """The nodes where the first of the two Filter passes runs for ``pod``; everywhere
+        else the second pass alone decides."""
+        return {
+            name
+            for name in self._nominator.nominated_node_names()
+            if self._nominated_beside(pod, name)
+        }
 
     def _extensions(self, state: CycleState) -> list[tuple[str, PreFilterExtensions]]:
         out = []

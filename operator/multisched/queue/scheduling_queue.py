@@ -18,7 +18,7 @@ import contextlib
 import heapq
 import itertools
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from enum import StrEnum
 
 from multisched.cache import PodInfo
@@ -86,6 +86,9 @@ class PodNominator:
 
     def nominated_node(self, uid: str) -> str | None:
         return self._node_of.get(uid)
+
+    def nominated_node_names(self) -> Collection[str]:
+        return self._by_node.keys()
 
     def __bool__(self) -> bool:
         return bool(self._by_node)

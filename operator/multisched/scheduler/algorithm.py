@@ -34,6 +34,9 @@ NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 #: many (the first, then every tenth): an unbiased sample of per-call durations for a tenth
 #: of the cost of timing them all.
 FILTER_TIMING_STRIDE = 10
+#: While pods are nominated, a run of fewer nodes between the nodes they are nominated to
+#: is judged node by node: batching it would cost more than it saves.
+MIN_BATCH_RUN = 16
 
 
 class SchedulingError(Exception):
@@ -178,17 +181,32 @@ class Algorithm:
         # call would cost more than the filters themselves.
         timed = fwk.timed_filters(state, filters)
         feasible: list[NodeInfo] = []
-        batches = fwk.batch_filters(state) if not fwk.nominator else None
-        if batches is not None:
+        # Nominated pods change the verdict only where they are (and only those at least
+        # as important as this pod): elsewhere one Filter pass decides, as with none.
+        crowded = fwk.nodes_with_nominated_pods(pod) if fwk.nominator else set()
+        batches = fwk.batch_filters(state)
+        if batches is None:
+            processed = _filter_node_by_node(
+                fwk, state, pod, rotated, filters, timed, to_find, feasible, diagnosis, crowded
+            )
+        elif crowded:
+            processed = _filter_beside_nominated(
+                fwk,
+                state,
+                pod,
+                rotated,
+                (batches, filters, timed),
+                to_find,
+                feasible,
+                diagnosis,
+                crowded,
+            )
+        else:
             processed = _filter_in_batches(
                 fwk, state, pod, rotated, batches, to_find, feasible, diagnosis
             )
             if timed is not None:
                 _time_filters(state, pod, rotated[:processed], timed)
-        else:
-            processed = _filter_node_by_node(
-                fwk, state, pod, rotated, filters, timed, to_find, feasible, diagnosis
-            )
         self.next_start_node_index = (start + processed) % num_all
         if record is not None:
             record.verdicts.update(diagnosis.node_to_status)
@@ -239,11 +257,12 @@ def _filter_node_by_node(
     to_find: int,
     feasible: list[NodeInfo],
     diagnosis: Diagnosis,
+    crowded: set[str],
 ) -> int:
     """Each node through the filters in turn, until ``to_find`` are feasible (upstream's
-    search, one node at a time). Returns how many nodes were evaluated."""
+    search, one node at a time); the ``crowded`` nodes (nodes_with_nominated_pods) get
+    both passes. Returns how many nodes were evaluated."""
     run = fwk.run_filter_plugins_with_nominated_pods
-    plain = not fwk.nominator
     append = feasible.append
     failed = diagnosis.node_to_status
     processed = 0
@@ -253,7 +272,7 @@ def _filter_node_by_node(
         fns = filters
         if timed is not None and processed % FILTER_TIMING_STRIDE == 1:
             fns = timed
-        if plain:
+        if node.name not in crowded:
             # ``run_filter_plugins`` inlined (one call less per node, most of a cycle).
             for name, fn in fns:
                 st = fn(state, pod, node)
@@ -272,6 +291,78 @@ def _filter_node_by_node(
         failed[node.name] = status
         diagnosis.unschedulable_plugins.add(status.plugin)
     return processed
+
+
+def _filter_beside_nominated(
+    fwk: Framework,
+    state: CycleState,
+    pod: PodInfo,
+    rotated: Sequence[NodeInfo],
+    chains: tuple[
+        list[tuple[str, BatchFilterFn]],
+        list[tuple[str, FilterFn]],
+        list[tuple[str, FilterFn]] | None,
+    ],
+    to_find: int,
+    feasible: list[NodeInfo],
+    diagnosis: Diagnosis,
+    crowded: set[str],
+) -> int:
+    """The search of ``_filter_in_batches`` while preemption has nominated pods: the
+    ``crowded`` nodes are judged one by one with both passes, in their place in the order,
+    and the runs of at least MIN_BATCH_RUN nodes between them in batches (a shorter run
+    costs less node by node). Returns how many nodes were evaluated.
+
+    One nomination used to send every node of every cycle through the node-by-node loop
+    until its pod bound (its victims' graceful termination: up to 30 s by default)."""
+    batches, filters, timed = chains
+    processed = 0
+    judged: list[NodeInfo] = []  # in batches: timed as the loop would time them
+    for start, end, batched in _segments(rotated, crowded):
+        if batched:
+            run = rotated[start:end]
+            done = _filter_in_batches(fwk, state, pod, run, batches, to_find, feasible, diagnosis)
+            if timed is not None:
+                judged.extend(run[:done])
+        else:
+            done = _filter_node_by_node(
+                fwk,
+                state,
+                pod,
+                rotated[start:end],
+                filters,
+                timed,
+                to_find,
+                feasible,
+                diagnosis,
+                crowded,
+            )
+        processed += done
+        if len(feasible) >= to_find:
+            break
+    if timed is not None:
+        _time_filters(state, pod, judged, timed)
+    return processed
+
+
+def _segments(rotated: Sequence[NodeInfo], crowded: set[str]) -> list[tuple[int, int, bool]]:
+    """``rotated`` cut into (start, end, in batches) spans: runs of MIN_BATCH_RUN or more
+    nodes outside ``crowded`` go in batches, the rest node by node."""
+    out: list[tuple[int, int, bool]] = []
+    loose = 0  # where the pending node-by-node span starts
+    marks = [i for i, node in enumerate(rotated) if node.name in crowded]
+    marks.append(len(rotated))
+    previous = -1
+    for mark in marks:
+        if mark - previous - 1 >= MIN_BATCH_RUN:
+            if loose <= previous:
+                out.append((loose, previous + 1, False))
+            out.append((previous + 1, mark, True))
+            loose = mark
+        previous = mark
+    if loose < len(rotated):
+        out.append((loose, len(rotated), False))
+    return out
 
 
 def _time_filters(
