@@ -23,13 +23,14 @@ from pathlib import Path
 from .controlplane import control_plane, missing_binaries
 from .gangs import gang_scenario
 from .kube import Kube
+from .preemption import preemption_scenario
 from .procs import Contender, kube_scheduler, multisched
 from .report import Table, medians
 from .scenarios import TARGETS, Bench, Sizes, log, profile_scheduler_name
 from .shapes import shape_scenario
 from .unschedulable import unschedulable_scenario
 
-SCENARIOS = "abcdvgsu"
+SCENARIOS = "abcdvgsup"
 NOTES = """
 first binding after start: from the scheduler's process start to the harness's watch seeing
   spec.nodeName on a pod that was pending before the start.
@@ -52,7 +53,11 @@ shapes (s): each a backlog as in (c), pods created before the scheduler starts. 
   zone to its app's pods; mixed: the four in turn. Nodes are in 3 zones.
 unschedulable (u): as (c), but the span and the counts are of each pod's first PodScheduled=False
   on the watch. too big: 1000 cpu per pod, more than any node has; full: 2 cpu per pod on
-  nodes each holding a 63-cpu pod of the same priority (preemption finds no victim)."""
+  nodes each holding a 63-cpu pod of the same priority (preemption finds no victim).
+preemption (p): as many pods as nodes, of a higher PriorityClass, 40 cpu each, created at once
+  into a running scheduler; each node holds a 63-cpu pod of priority 0, so each pod binds after
+  preempting one (victims per pod: fillers gone over pods bound; one is the fewest). pods/s and
+  CPU from the first create to the last binding, as in the stream."""
 
 
 def _float_env(name: str, default: float) -> float:
@@ -94,7 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="which of a (10k running), b (50k running), c (backlog), d (stream), v (backlog "
         "of pods with local-PV claims), g (gangs of 8: Coscheduling; kube-scheduler gets them "
         "ungrouped), s (backlogs of pod shapes: plain, spread, anti-affinity, affinity, mixed), "
-        "u (backlogs of pods no node can take, up to their PodScheduled=False); default abcdvgsu",
+        "u (backlogs of pods no node can take, up to their PodScheduled=False), p (a burst of "
+        "pods that each preempt a lower-priority pod); default abcdvgsup",
     )
     parser.add_argument(
         "--shape-nodes",
@@ -201,7 +207,7 @@ async def bench(args: argparse.Namespace) -> int:
 
 def _phases(scenarios: str) -> list[str]:
     """The scenarios in the order they run: those without running pods, then (a), then (b)."""
-    first = "".join(key for key in "cdvgsu" if key in scenarios)
+    first = "".join(key for key in "cdvgsup" if key in scenarios)
     later = [key for key in "ab" if key in scenarios]
     return [phase for phase in (first, *later) if phase]
 
@@ -219,6 +225,8 @@ async def _scenarios(b: Bench, args: argparse.Namespace, sizes: Sizes, phase: st
         await shape_scenario(b, args.shape_nodes or [sizes.nodes])
     if "u" in phase:
         await unschedulable_scenario(b)
+    if "p" in phase:
+        await preemption_scenario(b)
     if "a" in phase:
         await b.startup("a", sizes.running)
     if "b" in phase:
