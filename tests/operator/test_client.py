@@ -198,6 +198,50 @@ async def test_set_nominated_node_patches_the_status(
     assert clear.data == {"status": {"nominatedNodeName": None}}
 
 
+async def test_a_nomination_goes_out_with_the_condition_and_survives_a_newer_one(
+    kmock: KubernetesEmulator, client: KubeClient
+) -> None:
+    """One status patch for both (upstream ``updatePod``); a later failure of the same pod,
+    queued before that patch went out, replaces the condition but keeps the nomination."""
+    pod = stored(kmock, "web")
+    await client.failed("sched", pod, "Unschedulable", "first", nominated_node="n2")
+    await client.failed("sched", pod, "Unschedulable", "second")
+    await client.recorder.flush()
+    (patch,) = [w for w in writes(kmock) if w.method == "PATCH"]
+    assert patch.data["status"]["nominatedNodeName"] == "n2"
+    assert patch.data["status"]["conditions"][0]["message"] == "second"
+    status = kmock.objects["v1/pods", "default", "web"]["status"]
+    assert status["nominatedNodeName"] == "n2"
+
+
+async def test_a_nomination_alone_is_patched_and_a_direct_one_wins(
+    kmock: KubernetesEmulator, client: KubeClient
+) -> None:
+    condition = {
+        "type": "PodScheduled",
+        "status": "False",
+        "reason": "Unschedulable",
+        "message": "no",
+        "lastTransitionTime": "2024-01-01T00:00:00Z",
+    }
+    pod = stored(kmock, "web", status={"conditions": [condition], "nominatedNodeName": "n1"})
+    await client.failed("sched", pod, "Unschedulable", "no", nominated_node="")
+    await client.recorder.flush()
+    (clear,) = [w for w in writes(kmock) if w.method == "PATCH"]
+    assert clear.data == {"status": {"nominatedNodeName": None}}  # the condition is unchanged
+    # Same nomination and condition: nothing to write.
+    again = stored(kmock, "again", status={"conditions": [condition], "nominatedNodeName": "n1"})
+    await client.failed("sched", again, "Unschedulable", "no", nominated_node="n1")
+    await client.recorder.flush()
+    assert not [w for w in writes(kmock) if w.method == "PATCH" and "again" in w.url.path]
+    # A nomination set directly after a queued one is the newer: the queued one is not sent.
+    late = stored(kmock, "late")
+    await client.failed("sched", late, "Unschedulable", "x", nominated_node="n3")
+    await client.set_nominated_node(late, "")
+    await client.recorder.flush()
+    assert kmock.objects["v1/pods", "default", "late"]["status"].get("nominatedNodeName") is None
+
+
 async def test_long_event_messages_are_truncated(
     kmock: KubernetesEmulator, client: KubeClient
 ) -> None:

@@ -733,8 +733,11 @@ class Events:
     async def scheduled(self, profile: str, pod: PodInfo, node_name: str) -> None:
         pass
 
-    async def failed(self, profile: str, pod: PodInfo, reason: str, message: str) -> None:
+    async def failed(
+        self, profile: str, pod: PodInfo, reason: str, message: str, nominated: str | None = None
+    ) -> bool:
         self.failed_with.setdefault(pod.key, []).append(message)
+        return False  # the scheduler writes a nomination itself
 
 
 class Cluster:

@@ -248,6 +248,8 @@ class KubeClient:
         #: Whether this replica may write now (it leads, or election is off).
         self.may_write: Callable[[], bool] = may_write or (lambda: True)
         self.recorder = Recorder(self, self._guard, reachable=lambda: api.reachability.reachable)
+        #: Nominations waiting in the recorder to go out with a pod's condition (by uid).
+        self._nominations: dict[str, str] = {}
         api.reachability.reporters.append(self.recorder.take_dropped)
         api.reachability.on_unreachable.append(self.recorder.release)
 
@@ -324,16 +326,9 @@ class KubeClient:
     async def set_nominated_node(self, pod: PodInfo, node_name: str) -> None:
         if not self.may_write():
             raise NotLeader("not the leader any more; nomination skipped")
-        body = {"status": {"nominatedNodeName": node_name or None}}
+        self._nominations.pop(pod.uid, None)  # this one is newer
         try:
-            await self.api.request(
-                "PATCH",
-                _pod_path(pod, "status"),
-                body,
-                content_type=STRATEGIC_MERGE_PATCH,
-                guard=self._guard,
-                kind="status patches",
-            )
+            await self._patch_status(pod, {"nominatedNodeName": node_name or None})
         except ApiError as exc:
             if exc.status != 404:
                 raise
@@ -359,60 +354,81 @@ class KubeClient:
         message = f"Successfully assigned {pod.key} to {node_name}"
         self._pod_event(pod, "Normal", "Scheduled", message, profile, "Binding")
 
-    async def failed(self, profile: str, pod: PodInfo, reason: str, message: str) -> None:
+    async def failed(
+        self,
+        profile: str,
+        pod: PodInfo,
+        reason: str,
+        message: str,
+        nominated_node: str | None = None,
+    ) -> bool:
         if not self.may_write():
-            return  # stepped down mid-cycle: the new leader reports for itself
+            return False  # stepped down mid-cycle: the new leader reports for itself
         if self.is_pending is not None and not self.is_pending(pod.uid):
-            return  # bound (maybe by someone else) or deleted meanwhile
+            return False  # bound (maybe by someone else) or deleted meanwhile
         self._pod_event(pod, "Warning", "FailedScheduling", message, profile, "Scheduling")
+        if nominated_node is not None:
+            # Kept apart from the job: a later failure's condition, replacing the job before
+            # it is sent, still carries it.
+            self._nominations[pod.uid] = nominated_node
         self.recorder.record_patch(
             ("PodScheduled", pod.uid), lambda: self._pod_scheduled_false(pod, reason, message)
         )
         await self.recorder.room()  # the scheduling loop keeps pace with its reports
+        return True
 
     async def _pod_scheduled_false(self, pod: PodInfo, reason: str, message: str) -> None:
-        """PodScheduled=False, skipped when already so (upstream ``updatePod``)."""
+        """PodScheduled=False, with a nomination waiting for it, in one patch; skipped when
+        both are already so (upstream ``updatePod``)."""
         if self.is_pending is not None and not self.is_pending(pod.uid):
+            self._nominations.pop(pod.uid, None)
             return  # bound or deleted while this waited in the recorder
+        status = pod.raw.get("status") or {}
+        nominated = self._nominations.get(pod.uid)
+        patch: dict[str, Any] = {}
+        if nominated is not None and nominated != (status.get("nominatedNodeName") or ""):
+            patch["nominatedNodeName"] = nominated or None
         current = next(
-            (
-                c
-                for c in (pod.raw.get("status") or {}).get("conditions") or ()
-                if c.get("type") == "PodScheduled"
-            ),
+            (c for c in status.get("conditions") or () if c.get("type") == "PodScheduled"),
             None,
         )
-        if current is not None and (
+        if current is None or (
             current.get("status"),
             current.get("reason"),
             current.get("message"),
-        ) == ("False", reason, message):
-            return
-        since = (
-            current.get("lastTransitionTime")
-            if current is not None and current.get("status") == "False"
-            else None
-        )
-        condition = {
-            "type": "PodScheduled",
-            "status": "False",
-            "reason": reason,
-            "message": message,
-            "lastProbeTime": None,
-            "lastTransitionTime": since or now_time(),
-        }
-        try:
-            await self._patch_condition(pod, condition)
-        except ApiError as exc:
-            if exc.status != 404:
-                raise
+        ) != ("False", reason, message):
+            since = (
+                current.get("lastTransitionTime")
+                if current is not None and current.get("status") == "False"
+                else None
+            )
+            condition = {
+                "type": "PodScheduled",
+                "status": "False",
+                "reason": reason,
+                "message": message,
+                "lastProbeTime": None,
+                "lastTransitionTime": since or now_time(),
+            }
+            patch["conditions"] = [condition]
+        if patch:
+            try:
+                await self._patch_status(pod, patch)
+            except ApiError as exc:
+                if exc.status != 404:
+                    raise
+        if self._nominations.get(pod.uid) == nominated:
+            self._nominations.pop(pod.uid, None)  # sent (a newer one stays for its own job)
 
     async def _patch_condition(self, pod: PodInfo, condition: dict[str, Any]) -> None:
         """Strategic-merge one condition into the pod's status (merged by ``type``)."""
+        await self._patch_status(pod, {"conditions": [condition]})
+
+    async def _patch_status(self, pod: PodInfo, status: dict[str, Any]) -> None:
         await self.api.request(
             "PATCH",
             _pod_path(pod, "status"),
-            {"status": {"conditions": [condition]}},
+            {"status": status},
             content_type=STRATEGIC_MERGE_PATCH,
             guard=self._guard,
             kind="status patches",
