@@ -178,10 +178,9 @@ class NodeInfo:
                 self.used_ports.add(ip, protocol, port)
             else:
                 self.used_ports.remove(ip, protocol, port)
-        if pod.volumes:
+        if pod.claim_keys:
             counts = self.pvc_ref_counts
-            for claim in pod.pvc_names():
-                key = f"{pod.namespace}/{claim}"
+            for key in pod.claim_keys:
                 left = counts.get(key, 0) + sign
                 if left > 0:
                     counts[key] = left

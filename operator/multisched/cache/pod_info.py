@@ -152,6 +152,7 @@ class PodInfo:
     __slots__ = (
         "affinity_terms",
         "anti_affinity_terms",
+        "claim_keys",
         "containers_images",
         "creation_timestamp",
         "host_ports",
@@ -221,6 +222,10 @@ class PodInfo:
     preempted_by_scheduler: bool
     #: ``spec.volumes`` as written (empty for most pods: the volume plugins skip those).
     volumes: tuple[dict[str, Any], ...]
+    #: "namespace/claim" of each ``persistentVolumeClaim`` volume, as upstream's
+    #: ``NodeInfo.PVCRefCounts`` counts them (kept: every pod the API server admits has a
+    #: service-account volume, and the node accounting reads this at each add and remove).
+    claim_keys: tuple[str, ...]
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any], priority: int | None = None) -> PodInfo:
@@ -267,6 +272,9 @@ class PodInfo:
         self.tolerations = tuple(Toleration.parse(t) for t in spec.get("tolerations") or ())
         self.scheduling_gates = tuple(g["name"] for g in spec.get("schedulingGates") or ())
         self.volumes = tuple(spec.get("volumes") or ())
+        self.claim_keys = (
+            tuple(f"{self.namespace}/{name}" for name in self.pvc_names()) if self.volumes else ()
+        )
         self.topology_spread_constraints = tuple(spec.get("topologySpreadConstraints") or ())
         containers = spec.get("containers") or []
         init_containers = spec.get("initContainers") or []

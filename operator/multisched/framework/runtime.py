@@ -358,6 +358,9 @@ class Framework:
         (they may never arrive); only runs the first pass when such pods exist.
         """
         nominated = self._nominated_beside(pod, node.name)
+        if filters is None:  # one list for both passes (the clone skips what state skips)
+            filters = self.active_filters(state)
+            filters = self.timed_filters(state, filters) or filters
         if nominated:
             node_with = node.clone()
             state_with = state.clone()
@@ -366,7 +369,7 @@ class Framework:
                 status = self.run_pre_filter_extension_add_pod(state_with, pod, p, node_with)
                 if status is not None and not status.is_success():
                     return status
-            status = self.run_filter_plugins(state_with, pod, node_with, None)
+            status = self.run_filter_plugins(state_with, pod, node_with, filters)
             if status is not None:
                 return status
         return self.run_filter_plugins(state, pod, node, filters)
