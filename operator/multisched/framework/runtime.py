@@ -362,11 +362,13 @@ class Framework:
             filters = self.active_filters(state)
             filters = self.timed_filters(state, filters) or filters
         if nominated:
+            extensions = self._extensions(state)
             node_with = node.clone()
-            state_with = state.clone()
+            # Filters read the state: only the AddPod extensions change it.
+            state_with = state.clone() if extensions else state
             for p in nominated:
                 node_with.add_pod(p)
-                status = self.run_pre_filter_extension_add_pod(state_with, pod, p, node_with)
+                status = _add_pod(extensions, state_with, pod, p, node_with)
                 if status is not None and not status.is_success():
                     return status
             status = self.run_filter_plugins(state_with, pod, node_with, filters)
@@ -386,10 +388,14 @@ class Framework:
     def nodes_with_nominated_pods(self, pod: PodInfo) -> set[str]:
         """The nodes where the first of the two Filter passes runs for ``pod``; everywhere
         else the second pass alone decides."""
+        nominator, priority, uid = self._nominator, pod.priority, pod.uid
         return {
             name
-            for name in self._nominator.nominated_node_names()
-            if self._nominated_beside(pod, name)
+            for name in nominator.nominated_node_names()
+            if any(
+                p.priority >= priority and p.uid != uid
+                for p in nominator.nominated_pods_for_node(name)
+            )
         }
 
     def _extensions(self, state: CycleState) -> list[tuple[str, PreFilterExtensions]]:
@@ -405,15 +411,7 @@ class Framework:
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node: NodeInfo
     ) -> Status | None:
-        for name, ext in self._extensions(state):
-            status = ext.add_pod(state, pod, pod_to_add, node)
-            if status is not None and not status.is_success():
-                return Status(
-                    Code.ERROR,
-                    f'running AddPod on PreFilter plugin "{name}": {status.message()}',
-                    plugin=name,
-                )
-        return None
+        return _add_pod(self._extensions(state), state, pod, pod_to_add, node)
 
     def run_pre_filter_extension_remove_pod(
         self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node: NodeInfo
@@ -611,3 +609,22 @@ def _rejected_or_error(point: str, plugin: str, status: Status) -> Status:
         plugin=plugin,
         cause=status.cause,
     )
+
+
+def _add_pod(
+    extensions: list[tuple[str, PreFilterExtensions]],
+    state: CycleState,
+    pod: PodInfo,
+    pod_to_add: PodInfo,
+    node: NodeInfo,
+) -> Status | None:
+    """``RunPreFilterExtensionAddPod`` over the cycle's active extensions."""
+    for name, ext in extensions:
+        status = ext.add_pod(state, pod, pod_to_add, node)
+        if status is not None and not status.is_success():
+            return Status(
+                Code.ERROR,
+                f'running AddPod on PreFilter plugin "{name}": {status.message()}',
+                plugin=name,
+            )
+    return None
