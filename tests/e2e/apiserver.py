@@ -51,10 +51,20 @@ rules:
 """
 
 
+_GIVEN: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A free loopback port, never one this process was given before: the kernel may hand
+    the same port to two binds in a row, and etcd and kube-apiserver then collide (make e2e
+    failed once with kube-apiserver's "address already in use" on etcd's port)."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = int(s.getsockname()[1])
+        if port not in _GIVEN:
+            _GIVEN.add(port)
+            return port
 
 
 def apiserver_args(d: Path, etcd_port: int, port: int) -> list[str]:
