@@ -21,8 +21,6 @@ from multisched.framework.runtime import _batch_judge
 from multisched.scheduler import Algorithm
 from multisched.scheduler.algorithm import (
     FILTER_TIMING_STRIDE,
-    MIN_BATCH_RUN,
-    _segments,
     num_feasible_nodes_to_find,
 )
 
@@ -153,31 +151,6 @@ def test_batches_around_nominated_pods_equal_the_loop(seed: int) -> None:
     rng = random.Random(seed)
     harsh = _cluster(rng, 300, 1.0)
     _compare_searches(harsh, [_pod(rng, f"p{k}", 300) for k in range(40)], seed, nominate=rng)
-
-
-def test_runs_between_nominated_nodes_are_batched_from_min_batch_run_nodes() -> None:
-    class Node:
-        def __init__(self, name: str) -> None:
-            self.name = name
-
-    nodes: Any = [Node(f"n{i}") for i in range(60)]
-    crowded = {"n3", "n30", "n59"}
-    run = MIN_BATCH_RUN
-    # n4..n29 (26 nodes) and n31..n58 (28) are long enough; n0..n2 is not.
-    assert _segments(nodes, crowded) == [
-        (0, 4, False),
-        (4, 30, True),
-        (30, 31, False),
-        (31, 59, True),
-        (59, 60, False),
-    ]
-    assert _segments(nodes, {f"n{run}"}) == [
-        (0, run, True),
-        (run, run + 1, False),
-        (run + 1, 60, True),
-    ]
-    assert _segments(nodes, {f"n{run - 1}"}) == [(0, run, False), (run, 60, True)]
-    assert _segments(nodes, set()) == [(0, 60, True)]
 
 
 def _nominate(rng: random.Random, fwk: Any, nodes: list[Any], pods: list[PodInfo]) -> None:

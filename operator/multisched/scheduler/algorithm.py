@@ -34,9 +34,6 @@ NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 #: many (the first, then every tenth): an unbiased sample of per-call durations for a tenth
 #: of the cost of timing them all.
 FILTER_TIMING_STRIDE = 10
-#: While pods are nominated, a run of fewer nodes between the nodes they are nominated to
-#: is judged node by node: batching it would cost more than it saves.
-MIN_BATCH_RUN = 16
 
 
 class SchedulingError(Exception):
@@ -189,21 +186,11 @@ class Algorithm:
             processed = _filter_node_by_node(
                 fwk, state, pod, rotated, filters, timed, to_find, feasible, diagnosis, crowded
             )
-        elif crowded:
-            processed = _filter_beside_nominated(
-                fwk,
-                state,
-                pod,
-                rotated,
-                (batches, filters, timed),
-                to_find,
-                feasible,
-                diagnosis,
-                crowded,
-            )
         else:
+            # The nodes with nominated pods get both passes where the batches reach them.
+            beside = _Beside(fwk, filters, crowded) if crowded else None
             processed = _filter_in_batches(
-                fwk, state, pod, rotated, batches, to_find, feasible, diagnosis
+                fwk, state, pod, rotated, batches, to_find, feasible, diagnosis, beside
             )
             if timed is not None:
                 _time_filters(state, pod, rotated[:processed], timed)
@@ -293,78 +280,6 @@ def _filter_node_by_node(
     return processed
 
 
-def _filter_beside_nominated(
-    fwk: Framework,
-    state: CycleState,
-    pod: PodInfo,
-    rotated: Sequence[NodeInfo],
-    chains: tuple[
-        list[tuple[str, BatchFilterFn]],
-        list[tuple[str, FilterFn]],
-        list[tuple[str, FilterFn]] | None,
-    ],
-    to_find: int,
-    feasible: list[NodeInfo],
-    diagnosis: Diagnosis,
-    crowded: set[str],
-) -> int:
-    """The search of ``_filter_in_batches`` while preemption has nominated pods: the
-    ``crowded`` nodes are judged one by one with both passes, in their place in the order,
-    and the runs of at least MIN_BATCH_RUN nodes between them in batches (a shorter run
-    costs less node by node). Returns how many nodes were evaluated.
-
-    One nomination used to send every node of every cycle through the node-by-node loop
-    until its pod bound (its victims' graceful termination: up to 30 s by default)."""
-    batches, filters, timed = chains
-    processed = 0
-    judged: list[NodeInfo] = []  # in batches: timed as the loop would time them
-    for start, end, batched in _segments(rotated, crowded):
-        if batched:
-            run = rotated[start:end]
-            done = _filter_in_batches(fwk, state, pod, run, batches, to_find, feasible, diagnosis)
-            if timed is not None:
-                judged.extend(run[:done])
-        else:
-            done = _filter_node_by_node(
-                fwk,
-                state,
-                pod,
-                rotated[start:end],
-                filters,
-                timed,
-                to_find,
-                feasible,
-                diagnosis,
-                crowded,
-            )
-        processed += done
-        if len(feasible) >= to_find:
-            break
-    if timed is not None:
-        _time_filters(state, pod, judged, timed)
-    return processed
-
-
-def _segments(rotated: Sequence[NodeInfo], crowded: set[str]) -> list[tuple[int, int, bool]]:
-    """``rotated`` cut into (start, end, in batches) spans: runs of MIN_BATCH_RUN or more
-    nodes outside ``crowded`` go in batches, the rest node by node."""
-    out: list[tuple[int, int, bool]] = []
-    loose = 0  # where the pending node-by-node span starts
-    marks = [i for i, node in enumerate(rotated) if node.name in crowded]
-    marks.append(len(rotated))
-    previous = -1
-    for mark in marks:
-        if mark - previous - 1 >= MIN_BATCH_RUN:
-            if loose <= previous:
-                out.append((loose, previous + 1, False))
-            out.append((previous + 1, mark, True))
-            loose = mark
-        previous = mark
-    if loose < len(rotated):
-        out.append((loose, len(rotated), False))
-    return out
-
-
 def _time_filters(
     state: CycleState,
     pod: PodInfo,
@@ -391,9 +306,11 @@ def _filter_in_batches(
     to_find: int,
     feasible: list[NodeInfo],
     diagnosis: Diagnosis,
+    beside: _Beside | None = None,
 ) -> int:
     """The node-by-node loop's outcome (same feasible nodes, statuses and count of nodes
-    evaluated), judged a batch at a time.
+    evaluated), judged a batch at a time (``beside``: the nodes with nominated pods, each
+    judged with both of upstream's passes).
 
     A batch holds as many nodes as should yield the feasible ones still wanted at the pass
     rate seen so far (at first, exactly as many as are wanted). Nodes judged past the one
@@ -411,7 +328,7 @@ def _filter_in_batches(
             rate = max(passed / judged, 0.05)
             size = min(total - processed, int(wanted / rate * 1.1) + 1)
         chunk = rotated[processed : processed + size]
-        verdicts = _judge_batch(fwk, state, pod, chunk, batches)
+        verdicts = _judge_batch(fwk, state, pod, chunk, batches, beside)
         judged += len(chunk)
         passed += len(chunk) - len(verdicts)
         if not verdicts:
@@ -443,11 +360,15 @@ def _judge_batch(
     pod: PodInfo,
     chunk: Sequence[NodeInfo],
     batches: list[tuple[str, BatchFilterFn]],
+    beside: _Beside | None = None,
 ) -> dict[int, Status]:
     """Each failing node of ``chunk`` (by index) with the first filter's verdict on it."""
     verdicts: dict[int, Status] = {}
     alive: Sequence[NodeInfo] = chunk
     where: Sequence[int] = range(len(chunk))  # alive[j] is chunk[where[j]]
+    if beside is not None:
+        where = beside.judge(state, pod, chunk, verdicts)
+        alive = list(map(chunk.__getitem__, where))
     for name, judge in batches:
         out = judge(state, pod, alive)
         if not out:
@@ -481,3 +402,38 @@ def _distinct(statuses: list[Status]) -> dict[int, Status]:
     """Each status object once (by identity), in the order first seen: a batch's nodes
     share a few."""
     return dict(zip(map(id, statuses), statuses, strict=True))
+
+
+class _Beside:
+    """The nodes where pods nominated by preemption (at least as important as the pod) may
+    change a Filter verdict: each is judged by upstream's two passes, the rest in batches.
+    Before, one nomination anywhere sent every node of every cycle through the node-by-node
+    loop until its pod bound (its victims' graceful termination: 30 s by default)."""
+
+    __slots__ = ("crowded", "filters", "fwk")
+
+    def __init__(
+        self, fwk: Framework, filters: list[tuple[str, FilterFn]], crowded: set[str]
+    ) -> None:
+        self.fwk = fwk
+        self.filters = filters
+        self.crowded = crowded
+
+    def judge(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        chunk: Sequence[NodeInfo],
+        verdicts: dict[int, Status],
+    ) -> list[int]:
+        """Judges the crowded nodes of ``chunk`` into ``verdicts``; the others' indexes."""
+        crowded = self.crowded
+        rest = []
+        for i, node in enumerate(chunk):
+            if node.name not in crowded:
+                rest.append(i)
+                continue
+            status = self.fwk.run_filter_plugins_with_nominated_pods(state, pod, node, self.filters)
+            if status is not None:
+                verdicts[i] = status
+        return rest
