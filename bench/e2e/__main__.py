@@ -23,7 +23,7 @@ from pathlib import Path
 from .controlplane import control_plane, missing_binaries
 from .gangs import gang_scenario
 from .kube import Kube
-from .preemption import preemption_scenario
+from .preemption import preemption_scenario, waiting_preemptors_scenario
 from .procs import Contender, kube_scheduler, multisched
 from .report import Table, medians
 from .scenarios import TARGETS, Bench, Sizes, log, profile_scheduler_name
@@ -57,7 +57,9 @@ unschedulable (u): as (c), but the span and the counts are of each pod's first P
 preemption (p): as many pods as nodes, of a higher PriorityClass, 40 cpu each, created at once
   into a running scheduler; each node holds a 63-cpu pod of priority 0, so each pod binds after
   preempting one (victims per pod: fillers gone over pods bound; one is the fewest). pods/s and
-  CPU from the first create to the last binding, as in the stream."""
+  CPU from the first create to the last binding, as in the stream. Then a backlog as in (c)
+  beside 10 such pods whose victims have a 30 s grace period that no kubelet ends: the
+  preemptors stay nominated to their nodes (pods of lower priority must fit there beside them)."""
 
 
 def _float_env(name: str, default: float) -> float:
@@ -227,6 +229,7 @@ async def _scenarios(b: Bench, args: argparse.Namespace, sizes: Sizes, phase: st
         await unschedulable_scenario(b)
     if "p" in phase:
         await preemption_scenario(b)
+        await waiting_preemptors_scenario(b)
     if "a" in phase:
         await b.startup("a", sizes.running)
     if "b" in phase:

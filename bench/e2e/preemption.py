@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from .objects import ROLE_LABEL, RUN_LABEL, filler_pods, pending_pods
+from .objects import ROLE_LABEL, RUN_LABEL, filler_pods, node_name, pending_pods
 from .procs import Contender, started
 from .report import Figure
 from .scenarios import (
@@ -38,6 +38,8 @@ PREEMPTOR_CLASS = "bench-preemptor"
 FILLER_CPU = "63"
 PREEMPTOR_CPU = "40"
 VICTIMS = "victims per pod"
+#: Preemptors that wait for their victims through the backlog of the second row.
+WAITING = 10
 
 
 async def preemption_scenario(bench: Bench, key: str = "p") -> None:
@@ -64,6 +66,44 @@ async def preemption_scenario(bench: Bench, key: str = "p") -> None:
         if not await bench.kube.delete_collection(PODS, f"{ROLE_LABEL}=filler", bench.timeout):
             log("warning: filler pods still present")
         await asyncio.sleep(QUIET_SECONDS)
+
+
+async def waiting_preemptors_scenario(bench: Bench, key: str = "p") -> None:
+    """A backlog of plain pods while pods that preempted wait for their victims to end:
+    the victims have a grace period and no kubelet ends them, so the preemptors stay
+    nominated to their nodes through the whole backlog, as while real victims terminate."""
+    row_key = f"{key}-wait"
+    count = bench.sizes.backlog
+    waiting = min(WAITING, bench.sizes.nodes)
+    scenario = f"backlog of {count} pods beside {waiting} nominated preemptors"
+    for c in bench.contenders:
+        run = f"{key}w-{c.name}"
+        fillers = list(filler_pods(waiting, FILLER_CPU))
+        for filler in fillers:
+            filler["spec"]["terminationGracePeriodSeconds"] = 30
+        await bench.kube.create_many(PODS, fillers, bench.concurrency)
+        await asyncio.sleep(QUIET_SECONDS)
+        pods = [*_preemptors(_pinned(pending_pods(f"{run}-p", c.scheduler_name, waiting)))]
+        for preemptor in pods:  # counted with the run's pods, never bound
+            preemptor["metadata"]["labels"][RUN_LABEL] = run
+        pods.extend(pending_pods(run, c.scheduler_name, count))
+        d = await bench.drain(c, run, pods, count)
+        bench.add_drained(row_key, scenario, c.name, d, d.shortfall())
+        log(
+            f"{key} waiting, {c.name}: {d.bound}/{count} bound, "
+            f"{Figure(d.rate, 'pods/s').text()}, {Figure(d.cpu, 'ms').text()} CPU per pod"
+        )
+        await bench._clean(run)
+        if not await bench.kube.delete_collection(PODS, f"{ROLE_LABEL}=filler", bench.timeout):
+            log("warning: filler pods still present")
+        await asyncio.sleep(QUIET_SECONDS)
+
+
+def _pinned(pods: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """The i-th pod only fits node i (a filler's node)."""
+    for i, pod in enumerate(pods):
+        pod["spec"]["nodeSelector"] = {"kubernetes.io/hostname": node_name(i)}
+        yield pod
 
 
 async def _burst(bench: Bench, c: Contender, run: str, count: int) -> Drained:
