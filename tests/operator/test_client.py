@@ -191,8 +191,10 @@ async def test_set_nominated_node_patches_the_status(
 ) -> None:
     pod = stored(kmock, "web")
     await client.set_nominated_node(pod, "n2")
+    await client.recorder.flush()
     assert kmock.objects["v1/pods", "default", "web"]["status"] == {"nominatedNodeName": "n2"}
-    await client.set_nominated_node(pod, "")
+    await client.set_nominated_node(pod, "")  # written, though ``pod`` predates the first
+    await client.recorder.flush()
     set_, clear = writes(kmock)
     assert set_.data == {"status": {"nominatedNodeName": "n2"}}
     assert clear.data == {"status": {"nominatedNodeName": None}}
@@ -229,9 +231,9 @@ async def test_a_nomination_alone_is_patched_and_a_direct_one_wins(
     await client.recorder.flush()
     (clear,) = [w for w in writes(kmock) if w.method == "PATCH"]
     assert clear.data == {"status": {"nominatedNodeName": None}}  # the condition is unchanged
-    # Same nomination and condition: nothing to write.
+    # Same condition, no nomination: nothing to write.
     again = stored(kmock, "again", status={"conditions": [condition], "nominatedNodeName": "n1"})
-    await client.failed("sched", again, "Unschedulable", "no", nominated_node="n1")
+    await client.failed("sched", again, "Unschedulable", "no")
     await client.recorder.flush()
     assert not [w for w in writes(kmock) if w.method == "PATCH" and "again" in w.url.path]
     # A nomination set directly after a queued one is the newer: the queued one is not sent.
@@ -240,6 +242,26 @@ async def test_a_nomination_alone_is_patched_and_a_direct_one_wins(
     await client.set_nominated_node(late, "")
     await client.recorder.flush()
     assert kmock.objects["v1/pods", "default", "late"]["status"].get("nominatedNodeName") is None
+
+
+async def test_a_nomination_dropped_at_step_down_is_not_written_later(
+    kmock: KubernetesEmulator, client: KubeClient
+) -> None:
+    """Queued writes are dropped when the replica steps down (the new leader reports for
+    itself); a nomination among them must not ride on the pod's next report once this
+    replica leads again: the other leader may have nominated it elsewhere since."""
+    pod = stored(kmock, "web")
+    leading = [True]
+    client.may_write = lambda: leading[0]
+    await client.failed("sched", pod, "Unschedulable", "first", nominated_node="n1")
+    leading[0] = False
+    await client.recorder.flush()
+    leading[0] = True
+    await client.failed("sched", pod, "Unschedulable", "second")
+    await client.recorder.flush()
+    (patch,) = [w for w in writes(kmock) if w.method == "PATCH"]
+    assert "nominatedNodeName" not in patch.data["status"]
+    assert patch.data["status"]["conditions"][0]["message"] == "second"
 
 
 async def test_long_event_messages_are_truncated(

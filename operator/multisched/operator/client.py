@@ -248,8 +248,10 @@ class KubeClient:
         #: Whether this replica may write now (it leads, or election is off).
         self.may_write: Callable[[], bool] = may_write or (lambda: True)
         self.recorder = Recorder(self, self._guard, reachable=lambda: api.reachability.reachable)
-        #: Nominations waiting in the recorder to go out with a pod's condition (by uid).
-        self._nominations: dict[str, str] = {}
+        #: What each pod's queued status patch writes (by uid): its PodScheduled=False and
+        #: its nomination go out together, through one recorder key, in the order set.
+        self._statuses: dict[str, _PendingStatus] = {}
+        self.recorder.on_patches_dropped.append(self._statuses.clear)
         api.reachability.reporters.append(self.recorder.take_dropped)
         api.reachability.on_unreachable.append(self.recorder.release)
 
@@ -324,14 +326,11 @@ class KubeClient:
         self._pod_event(pod, "Normal", "Preempted", reason, COMPONENT, "Preempting")
 
     async def set_nominated_node(self, pod: PodInfo, node_name: str) -> None:
+        """Queued behind (or merged into) the pod's pending status patch, never beside it:
+        a direct patch could land before a queued one it is newer than."""
         if not self.may_write():
             raise NotLeader("not the leader any more; nomination skipped")
-        self._nominations.pop(pod.uid, None)  # this one is newer
-        try:
-            await self._patch_status(pod, {"nominatedNodeName": node_name or None})
-        except ApiError as exc:
-            if exc.status != 404:
-                raise
+        self._queue_status(pod, None, node_name)
 
     async def update_storage_object(self, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
         """PUT a PV or claim (the volume binder's PreBind writes); a 409 means it changed
@@ -367,58 +366,59 @@ class KubeClient:
         if self.is_pending is not None and not self.is_pending(pod.uid):
             return False  # bound (maybe by someone else) or deleted meanwhile
         self._pod_event(pod, "Warning", "FailedScheduling", message, profile, "Scheduling")
-        if nominated_node is not None:
-            # Kept apart from the job: a later failure's condition, replacing the job before
-            # it is sent, still carries it.
-            self._nominations[pod.uid] = nominated_node
-        self.recorder.record_patch(
-            ("PodScheduled", pod.uid), lambda: self._pod_scheduled_false(pod, reason, message)
-        )
+        self._queue_status(pod, (reason, message), nominated_node)
         await self.recorder.room()  # the scheduling loop keeps pace with its reports
         return True
 
-    async def _pod_scheduled_false(self, pod: PodInfo, reason: str, message: str) -> None:
-        """PodScheduled=False, with a nomination waiting for it, in one patch; skipped when
-        both are already so (upstream ``updatePod``)."""
-        if self.is_pending is not None and not self.is_pending(pod.uid):
-            self._nominations.pop(pod.uid, None)
+    def _queue_status(
+        self, pod: PodInfo, condition: tuple[str, str] | None, nominated: str | None
+    ) -> None:
+        """Merges into the pod's pending status patch (newer parts win) and queues it."""
+        pending = self._statuses.get(pod.uid)
+        if pending is None:
+            pending = self._statuses[pod.uid] = _PendingStatus(pod)
+        pending.pod = pod
+        if condition is not None:
+            pending.condition = condition
+        if nominated is not None:
+            pending.nominated = nominated
+        uid = pod.uid
+        self.recorder.record_patch(("PodScheduled", uid), lambda: self._write_status(uid))
+
+    async def _write_status(self, uid: str) -> None:
+        """The pod's pending PodScheduled=False and nomination in one patch (upstream
+        ``updatePod``); the condition is skipped when the pod already has it."""
+        pending = self._statuses.pop(uid, None)
+        if pending is None:
+            return  # written by an earlier job of the same key
+        pod = pending.pod
+        if self.is_pending is not None and not self.is_pending(uid):
             return  # bound or deleted while this waited in the recorder
         status = pod.raw.get("status") or {}
-        nominated = self._nominations.get(pod.uid)
         patch: dict[str, Any] = {}
-        if nominated is not None and nominated != (status.get("nominatedNodeName") or ""):
-            patch["nominatedNodeName"] = nominated or None
-        current = next(
-            (c for c in status.get("conditions") or () if c.get("type") == "PodScheduled"),
-            None,
-        )
-        if current is None or (
-            current.get("status"),
-            current.get("reason"),
-            current.get("message"),
-        ) != ("False", reason, message):
-            since = (
-                current.get("lastTransitionTime")
-                if current is not None and current.get("status") == "False"
-                else None
-            )
-            condition = {
-                "type": "PodScheduled",
-                "status": "False",
-                "reason": reason,
-                "message": message,
-                "lastProbeTime": None,
-                "lastTransitionTime": since or now_time(),
-            }
-            patch["conditions"] = [condition]
-        if patch:
-            try:
-                await self._patch_status(pod, patch)
-            except ApiError as exc:
-                if exc.status != 404:
-                    raise
-        if self._nominations.get(pod.uid) == nominated:
-            self._nominations.pop(pod.uid, None)  # sent (a newer one stays for its own job)
+        # Written whatever ``pod`` says: it may predate this scheduler's own last write.
+        if pending.nominated is not None:
+            patch["nominatedNodeName"] = pending.nominated or None
+        if pending.condition is not None:
+            condition = _pod_scheduled_false(status, *pending.condition)
+            if condition is not None:
+                patch["conditions"] = [condition]
+        if not patch:
+            return
+        try:
+            await self._patch_status(pod, patch)
+        except ApiUnavailable:
+            # The recorder sends this key again (or a newer job of it): keep what is not
+            # newer meanwhile.
+            newer = self._statuses.setdefault(uid, pending)
+            if newer is not pending:
+                newer.condition = newer.condition or pending.condition
+                if newer.nominated is None:
+                    newer.nominated = pending.nominated
+            raise
+        except ApiError as exc:
+            if exc.status != 404:
+                raise
 
     async def _patch_condition(self, pod: PodInfo, condition: dict[str, Any]) -> None:
         """Strategic-merge one condition into the pod's status (merged by ``type``)."""
@@ -534,3 +534,44 @@ class KubeClient:
             guard=self._guard,
             kind="status patches",
         )
+
+
+class _PendingStatus:
+    """A pod's status patch waiting in the recorder: the latest pod object, and the
+    PodScheduled=False (reason, message) and nomination ("" clears) to write, if any."""
+
+    __slots__ = ("condition", "nominated", "pod")
+
+    def __init__(self, pod: PodInfo) -> None:
+        self.pod = pod
+        self.condition: tuple[str, str] | None = None
+        self.nominated: str | None = None
+
+
+def _pod_scheduled_false(
+    status: Mapping[str, Any], reason: str, message: str
+) -> dict[str, Any] | None:
+    """The PodScheduled=False condition to write, or None when the pod already has it."""
+    current = next(
+        (c for c in status.get("conditions") or () if c.get("type") == "PodScheduled"),
+        None,
+    )
+    if current is not None and (
+        current.get("status"),
+        current.get("reason"),
+        current.get("message"),
+    ) == ("False", reason, message):
+        return None
+    since = (
+        current.get("lastTransitionTime")
+        if current is not None and current.get("status") == "False"
+        else None
+    )
+    return {
+        "type": "PodScheduled",
+        "status": "False",
+        "reason": reason,
+        "message": message,
+        "lastProbeTime": None,
+        "lastTransitionTime": since or now_time(),
+    }

@@ -211,6 +211,9 @@ class Recorder:
         self._in_flight: set[Hashable] = set()
         self._last_error = ""
         self._drop_warned_at: float | None = None
+        #: Called when queued patches are dropped unsent (this replica stepped down): what
+        #: their senders keep for them is stale.
+        self.on_patches_dropped: list[Callable[[], None]] = []
 
     # -- intake ---------------------------------------------------------------------------
 
@@ -335,6 +338,8 @@ class Recorder:
                 self.dropped["writes skipped (not leading)"] += len(self) + 1
                 self._events.clear()
                 self._patches.clear()
+                for hook in self.on_patches_dropped:
+                    hook()
                 self._room.set()
                 continue
             self._in_flight.add(key)
