@@ -734,7 +734,12 @@ class Events:
         pass
 
     async def failed(
-        self, profile: str, pod: PodInfo, reason: str, message: str, nominated: str | None = None
+        self,
+        profile: str,
+        pod: PodInfo,
+        reason: str,
+        message: str,
+        nominated_node: str | None = None,
     ) -> bool:
         self.failed_with.setdefault(pod.key, []).append(message)
         return False  # the scheduler writes a nomination itself

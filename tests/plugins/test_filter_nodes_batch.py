@@ -230,7 +230,7 @@ def _upstream_search(
     feasible, processed = [], 0
     for node in [*nodes[start:], *nodes[:start]]:
         processed += 1
-        status = fwk.run_filter_plugins_with_nominated_pods(state, pod, node)
+        status = _upstream_filters(fwk, state, pod, node)
         if status is None:
             feasible.append(node)
             if len(feasible) >= to_find:
@@ -240,6 +240,49 @@ def _upstream_search(
             diagnosis.unschedulable_plugins.add(status.plugin)
     algo.next_start_node_index = (start + processed) % len(nodes)
     return feasible
+
+
+def _upstream_filters(fwk: Any, state: CycleState, pod: PodInfo, node: Any) -> Status | None:
+    """RunFilterPluginsWithNominatedPods, written out: with the node's nominated pods of at
+    least the pod's priority (itself excepted) added to copies of the node and the state,
+    then as the node is."""
+    nominated = [
+        p
+        for p in fwk.nominator.nominated_pods_for_node(node.name)
+        if p.priority >= pod.priority and p.uid != pod.uid
+    ]
+    if nominated:
+        node_with, state_with = node.clone(), state.clone()
+        for p in nominated:
+            node_with.add_pod(p)
+            status = fwk.run_pre_filter_extension_add_pod(state_with, pod, p, node_with)
+            if status is not None and not status.is_success():
+                return status  # type: ignore[no-any-return]
+        status = fwk.run_filter_plugins(state_with, pod, node_with)
+        if status is not None:
+            return status  # type: ignore[no-any-return]
+    return fwk.run_filter_plugins(state, pod, node)  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize(("priority", "fits"), [(-1, True), (0, False), (1, False)])
+def test_a_nominated_pod_of_at_least_the_pods_priority_holds_its_room(
+    priority: int, fits: bool
+) -> None:
+    cache = Cache()
+    for name in ("n0", "n1"):
+        cache.add_node(node_dict(name, cpu="2", memory="4Gi"))
+    fwk = default_framework(cache)
+    nominated = pod_dict("nominated", requests={"cpu": "2"}, priority=priority)
+    fwk.nominator.add_nominated_pod(PodInfo.parse(nominated), "n1")
+    pod = PodInfo.parse(pod_dict("p", requests={"cpu": "1"}, priority=0))
+    nodes = cache.snapshot.node_info_list
+    state = CycleState()
+    assert fwk.run_pre_filter(state, pod, nodes)[1] is None
+    diagnosis = Diagnosis()
+    feasible = Algorithm()._find_nodes_that_pass_filters(fwk, state, pod, diagnosis, nodes, None)
+    assert sorted(n.name for n in feasible) == (["n0", "n1"] if fits else ["n0"])
+    if not fits:
+        assert list(diagnosis.node_to_status["n1"].reasons) == ["Insufficient cpu"]
 
 
 def test_a_pod_no_node_fits_shares_one_status_per_verdict_across_nodes_and_cycles() -> None:

@@ -442,7 +442,7 @@ class _Events:
         self.log.append(("Scheduled", pod.key, node_name))
 
     async def failed(
-        self, profile: str, pod: Any, reason: str, message: str, nominated: str | None = None
+        self, profile: str, pod: Any, reason: str, message: str, nominated_node: str | None = None
     ) -> bool:
         self.log.append(("FailedScheduling", pod.key, reason, message))
         return False  # the scheduler writes a nomination itself

@@ -40,7 +40,12 @@ class Events:
         self.log.append(("Scheduled", pod.key, node_name))
 
     async def failed(
-        self, profile: str, pod: PodInfo, reason: str, message: str, nominated: str | None = None
+        self,
+        profile: str,
+        pod: PodInfo,
+        reason: str,
+        message: str,
+        nominated_node: str | None = None,
     ) -> bool:
         self.log.append(("FailedScheduling", pod.key, reason))
         return False  # the scheduler writes a nomination itself

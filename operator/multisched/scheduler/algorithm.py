@@ -369,6 +369,8 @@ def _judge_batch(
     if beside is not None:
         where = beside.judge(state, pod, chunk, verdicts)
         alive = list(map(chunk.__getitem__, where))
+        if not alive:
+            return verdicts
     for name, judge in batches:
         out = judge(state, pod, alive)
         if not out:
