@@ -62,10 +62,7 @@ async def preemption_scenario(bench: Bench, key: str = "p") -> None:
             f"{key} {c.name}: {d.bound}/{count} bound, {Figure(d.rate, 'pods/s').text()}, "
             f"{Figure(d.cpu, 'ms').text()} CPU per pod, {nodes - len(fillers)} victims"
         )
-        await bench._clean(run)
-        if not await bench.kube.delete_collection(PODS, f"{ROLE_LABEL}=filler", bench.timeout):
-            log("warning: filler pods still present")
-        await asyncio.sleep(QUIET_SECONDS)
+        await _clear(bench, run)
 
 
 async def waiting_preemptors_scenario(bench: Bench, key: str = "p") -> None:
@@ -93,10 +90,15 @@ async def waiting_preemptors_scenario(bench: Bench, key: str = "p") -> None:
             f"{key} waiting, {c.name}: {d.bound}/{count} bound, "
             f"{Figure(d.rate, 'pods/s').text()}, {Figure(d.cpu, 'ms').text()} CPU per pod"
         )
-        await bench._clean(run)
-        if not await bench.kube.delete_collection(PODS, f"{ROLE_LABEL}=filler", bench.timeout):
-            log("warning: filler pods still present")
-        await asyncio.sleep(QUIET_SECONDS)
+        await _clear(bench, run)
+
+
+async def _clear(bench: Bench, run: str) -> None:
+    """The run's pods and every filler gone, and the API server quiet again."""
+    await bench._clean(run)
+    if not await bench.kube.delete_collection(PODS, f"{ROLE_LABEL}=filler", bench.timeout):
+        log("warning: filler pods still present")
+    await asyncio.sleep(QUIET_SECONDS)
 
 
 def _pinned(pods: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:

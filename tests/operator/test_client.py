@@ -46,6 +46,16 @@ def stored(kmock: KubernetesEmulator, name: str, **kw: Any) -> PodInfo:
     return PodInfo.parse(raw)
 
 
+#: A pod's PodScheduled=False as the API server may already hold it.
+UNSCHEDULABLE_NO = {
+    "type": "PodScheduled",
+    "status": "False",
+    "reason": "Unschedulable",
+    "message": "no",
+    "lastTransitionTime": "2024-01-01T00:00:00Z",
+}
+
+
 def writes(kmock: KubernetesEmulator) -> list[Request]:
     return list(kmock[lambda r: r.method != "GET"])
 
@@ -138,13 +148,7 @@ async def test_failed_posts_an_event_and_the_pod_condition(
 async def test_an_unchanged_condition_is_not_patched_again(
     kmock: KubernetesEmulator, client: KubeClient
 ) -> None:
-    condition = {
-        "type": "PodScheduled",
-        "status": "False",
-        "reason": "Unschedulable",
-        "message": "no",
-        "lastTransitionTime": "2024-01-01T00:00:00Z",
-    }
+    condition = UNSCHEDULABLE_NO
     pod = make_pod("web", status={"conditions": [condition]})
     await client.failed("sched", pod, "Unschedulable", "no")
     await client.recorder.flush()
@@ -219,13 +223,7 @@ async def test_a_nomination_goes_out_with_the_condition_and_survives_a_newer_one
 async def test_a_nomination_alone_is_patched_and_a_direct_one_wins(
     kmock: KubernetesEmulator, client: KubeClient
 ) -> None:
-    condition = {
-        "type": "PodScheduled",
-        "status": "False",
-        "reason": "Unschedulable",
-        "message": "no",
-        "lastTransitionTime": "2024-01-01T00:00:00Z",
-    }
+    condition = UNSCHEDULABLE_NO
     pod = stored(kmock, "web", status={"conditions": [condition], "nominatedNodeName": "n1"})
     await client.failed("sched", pod, "Unschedulable", "no", nominated_node="")
     await client.recorder.flush()

@@ -128,11 +128,7 @@ def test_batches_equal_the_loop_for_spread_and_affinity_pods(seed: int) -> None:
     """PodTopologySpread and InterPodAffinity reject whole topology domains: the batches
     grow with the pass rate seen, and must still stop where the loop stops."""
     rng = random.Random(seed)
-    cache, churn = populated(rng, 150, 400)
-    pods = []
-    for k in range(40):
-        pods.append(random_incoming(rng, f"p{k}"))
-        churn.step()
+    cache, pods = _churned_backlog(rng)
     _compare_searches(cache, pods, seed)
 
 
@@ -142,11 +138,7 @@ def test_batches_around_nominated_pods_equal_the_loop(seed: int) -> None:
     the pod get both Filter passes in their place in the search, and the rest are judged in
     batches: the outcome of the node-by-node loop's two passes at every node."""
     rng = random.Random(seed)
-    cache, churn = populated(rng, 150, 400)
-    pods = []
-    for k in range(40):
-        pods.append(random_incoming(rng, f"p{k}"))
-        churn.step()
+    cache, pods = _churned_backlog(rng)
     _compare_searches(cache, pods, seed, nominate=rng)
     rng = random.Random(seed)
     harsh = _cluster(rng, 300, 1.0)
@@ -167,6 +159,16 @@ def _nominate(rng: random.Random, fwk: Any, nodes: list[Any], pods: list[PodInfo
         fwk.nominator.add_nominated_pod(PodInfo.parse(body), rng.choice(nodes).name)
     for pod in rng.sample(pods, len(pods) // 5):
         fwk.nominator.add_nominated_pod(pod, rng.choice(nodes).name)
+
+
+def _churned_backlog(rng: random.Random) -> tuple[Cache, list[PodInfo]]:
+    """150 nodes and 400 bound pods, and 40 incoming pods, the cluster changing between."""
+    cache, churn = populated(rng, 150, 400)
+    pods = []
+    for k in range(40):
+        pods.append(random_incoming(rng, f"p{k}"))
+        churn.step()
+    return cache, pods
 
 
 def _compare_searches(

@@ -416,15 +416,11 @@ class Framework:
     def run_pre_filter_extension_remove_pod(
         self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node: NodeInfo
     ) -> Status | None:
-        for name, ext in self._extensions(state):
-            status = ext.remove_pod(state, pod, pod_to_remove, node)
-            if status is not None and not status.is_success():
-                return Status(
-                    Code.ERROR,
-                    f'running RemovePod on PreFilter plugin "{name}": {status.message()}',
-                    plugin=name,
-                )
-        return None
+        return _run_extensions(
+            self._extensions(state),
+            "RemovePod",
+            lambda ext: ext.remove_pod(state, pod, pod_to_remove, node),
+        )
 
     async def run_post_filter(
         self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
@@ -619,12 +615,23 @@ def _add_pod(
     node: NodeInfo,
 ) -> Status | None:
     """``RunPreFilterExtensionAddPod`` over the cycle's active extensions."""
+    return _run_extensions(
+        extensions, "AddPod", lambda ext: ext.add_pod(state, pod, pod_to_add, node)
+    )
+
+
+def _run_extensions(
+    extensions: list[tuple[str, PreFilterExtensions]],
+    point: str,
+    call: Callable[[PreFilterExtensions], Status | None],
+) -> Status | None:
+    """The first extension's failure, as an error naming its plugin (upstream's wording)."""
     for name, ext in extensions:
-        status = ext.add_pod(state, pod, pod_to_add, node)
+        status = call(ext)
         if status is not None and not status.is_success():
             return Status(
                 Code.ERROR,
-                f'running AddPod on PreFilter plugin "{name}": {status.message()}',
+                f'running {point} on PreFilter plugin "{name}": {status.message()}',
                 plugin=name,
             )
     return None
