@@ -210,7 +210,8 @@ async def test_a_nomination_goes_out_with_the_condition_and_survives_a_newer_one
     """One status patch for both (upstream ``updatePod``); a later failure of the same pod,
     queued before that patch went out, replaces the condition but keeps the nomination."""
     pod = stored(kmock, "web")
-    await client.failed("sched", pod, "Unschedulable", "first", nominated_node="n2")
+    await client.set_nominated_node(pod, "n2")  # preemption nominates, then reports
+    await client.failed("sched", pod, "Unschedulable", "first")
     await client.failed("sched", pod, "Unschedulable", "second")
     await client.recorder.flush()
     (patch,) = [w for w in writes(kmock) if w.method == "PATCH"]
@@ -225,7 +226,8 @@ async def test_a_nomination_alone_is_patched_and_a_direct_one_wins(
 ) -> None:
     condition = UNSCHEDULABLE_NO
     pod = stored(kmock, "web", status={"conditions": [condition], "nominatedNodeName": "n1"})
-    await client.failed("sched", pod, "Unschedulable", "no", nominated_node="")
+    await client.set_nominated_node(pod, "")  # preemption nominates, then reports
+    await client.failed("sched", pod, "Unschedulable", "no")
     await client.recorder.flush()
     (clear,) = [w for w in writes(kmock) if w.method == "PATCH"]
     assert clear.data == {"status": {"nominatedNodeName": None}}  # the condition is unchanged
@@ -236,7 +238,8 @@ async def test_a_nomination_alone_is_patched_and_a_direct_one_wins(
     assert not [w for w in writes(kmock) if w.method == "PATCH" and "again" in w.url.path]
     # A nomination set directly after a queued one is the newer: the queued one is not sent.
     late = stored(kmock, "late")
-    await client.failed("sched", late, "Unschedulable", "x", nominated_node="n3")
+    await client.set_nominated_node(late, "n3")  # preemption nominates, then reports
+    await client.failed("sched", late, "Unschedulable", "x")
     await client.set_nominated_node(late, "")
     await client.recorder.flush()
     assert kmock.objects["v1/pods", "default", "late"]["status"].get("nominatedNodeName") is None
@@ -251,7 +254,8 @@ async def test_a_nomination_dropped_at_step_down_is_not_written_later(
     pod = stored(kmock, "web")
     leading = [True]
     client.may_write = lambda: leading[0]
-    await client.failed("sched", pod, "Unschedulable", "first", nominated_node="n1")
+    await client.set_nominated_node(pod, "n1")  # preemption nominates, then reports
+    await client.failed("sched", pod, "Unschedulable", "first")
     leading[0] = False
     await client.recorder.flush()
     leading[0] = True

@@ -733,16 +733,8 @@ class Events:
     async def scheduled(self, profile: str, pod: PodInfo, node_name: str) -> None:
         pass
 
-    async def failed(
-        self,
-        profile: str,
-        pod: PodInfo,
-        reason: str,
-        message: str,
-        nominated_node: str | None = None,
-    ) -> bool:
+    async def failed(self, profile: str, pod: PodInfo, reason: str, message: str) -> None:
         self.failed_with.setdefault(pod.key, []).append(message)
-        return False  # the scheduler writes a nomination itself
 
 
 class Cluster:

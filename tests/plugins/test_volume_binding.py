@@ -441,11 +441,8 @@ class _Events:
     async def scheduled(self, profile: str, pod: Any, node_name: str) -> None:
         self.log.append(("Scheduled", pod.key, node_name))
 
-    async def failed(
-        self, profile: str, pod: Any, reason: str, message: str, nominated_node: str | None = None
-    ) -> bool:
+    async def failed(self, profile: str, pod: Any, reason: str, message: str) -> None:
         self.log.append(("FailedScheduling", pod.key, reason, message))
-        return False  # the scheduler writes a nomination itself
 
 
 async def test_a_prebind_api_error_unreserves_and_never_binds_the_pod() -> None:

@@ -19,16 +19,8 @@ class Events:
     async def scheduled(self, profile: str, pod: PodInfo, node_name: str) -> None:
         self.log.append(("Scheduled", pod.key, node_name))
 
-    async def failed(
-        self,
-        profile: str,
-        pod: PodInfo,
-        reason: str,
-        message: str,
-        nominated_node: str | None = None,
-    ) -> bool:
+    async def failed(self, profile: str, pod: PodInfo, reason: str, message: str) -> None:
         self.log.append(("FailedScheduling", pod.key, reason, message))
-        return False  # the scheduler writes a nomination itself
 
 
 class Client:

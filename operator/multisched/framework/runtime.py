@@ -388,14 +388,10 @@ class Framework:
     def nodes_with_nominated_pods(self, pod: PodInfo) -> set[str]:
         """The nodes where the first of the two Filter passes runs for ``pod``; everywhere
         else the second pass alone decides."""
-        nominator, priority, uid = self._nominator, pod.priority, pod.uid
         return {
             name
-            for name in nominator.nominated_node_names()
-            if any(
-                p.priority >= priority and p.uid != uid
-                for p in nominator.nominated_pods_for_node(name)
-            )
+            for name in self._nominator.nominated_node_names()
+            if self._nominated_beside(pod, name)
         }
 
     def _extensions(self, state: CycleState) -> list[tuple[str, PreFilterExtensions]]:

@@ -353,22 +353,16 @@ class KubeClient:
         message = f"Successfully assigned {pod.key} to {node_name}"
         self._pod_event(pod, "Normal", "Scheduled", message, profile, "Binding")
 
-    async def failed(
-        self,
-        profile: str,
-        pod: PodInfo,
-        reason: str,
-        message: str,
-        nominated_node: str | None = None,
-    ) -> bool:
+    async def failed(self, profile: str, pod: PodInfo, reason: str, message: str) -> None:
+        """Queued: a nomination set just before (preemption's) goes out in the same patch
+        as the PodScheduled=False (upstream ``updatePod`` writes both at once)."""
         if not self.may_write():
-            return False  # stepped down mid-cycle: the new leader reports for itself
+            return  # stepped down mid-cycle: the new leader reports for itself
         if self.is_pending is not None and not self.is_pending(pod.uid):
-            return False  # bound (maybe by someone else) or deleted meanwhile
+            return  # bound (maybe by someone else) or deleted meanwhile
         self._pod_event(pod, "Warning", "FailedScheduling", message, profile, "Scheduling")
-        self._queue_status(pod, (reason, message), nominated_node)
+        self._queue_status(pod, (reason, message), None)
         await self.recorder.room()  # the scheduling loop keeps pace with its reports
-        return True
 
     def _queue_status(
         self, pod: PodInfo, condition: tuple[str, str] | None, nominated: str | None

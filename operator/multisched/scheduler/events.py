@@ -16,18 +16,8 @@ class SchedulingEvents(Protocol):
         """Bound: post ``Scheduled`` "Successfully assigned ns/name to node"."""
         ...
 
-    async def failed(
-        self,
-        profile: str,
-        pod: PodInfo,
-        reason: str,
-        message: str,
-        nominated_node: str | None = None,
-    ) -> bool:
-        """Not scheduled: Warning ``FailedScheduling`` and ``PodScheduled=False``, with
-        ``status.nominatedNodeName`` in the same write when given ("" clears it), as
-        upstream's ``updatePod``. False when nothing was reported (the pod is gone, or this
-        replica may not write)."""
+    async def failed(self, profile: str, pod: PodInfo, reason: str, message: str) -> None:
+        """Not scheduled: Warning ``FailedScheduling`` and ``PodScheduled=False``."""
         ...
 
 

@@ -315,20 +315,20 @@ class Scheduler(EventHandlers):
                     pod.nominated_node_name or self.queue.nominator.nominated_node(pod.uid)
                 )
         message = err.message()
-        nomination = None
         if nominated or clear:
             if nominated:
                 self.queue.nominator.add_nominated_pod(pod, nominated)
             else:
                 self.queue.nominator.delete_nominated_pod(pod)
-            nomination = nominated
+            if self.client is not None:
+                try:
+                    await self.client.set_nominated_node(pod, nominated)
+                except (ApiUnavailable, NotLeading):
+                    pass  # logged once elsewhere; the next attempt nominates again
+                except Exception as exc:
+                    logger.warning("could not set nominatedNodeName of %s: %s", pod.key, exc)
         await self._fail(
-            fwk,
-            qpi,
-            REASON_UNSCHEDULABLE,
-            message,
-            err.diagnosis.unschedulable_plugins,
-            nomination=nomination,
+            fwk, qpi, REASON_UNSCHEDULABLE, message, err.diagnosis.unschedulable_plugins
         )
         outcome = Outcome(pod, CycleResult.UNSCHEDULABLE, message=message)
         outcome.nominated_node = nominated
@@ -518,39 +518,25 @@ class Scheduler(EventHandlers):
         plugins: set[str],
         error: bool = False,
         quiet: bool = False,
-        nomination: str | None = None,
     ) -> None:
         """Requeue and report; the same message for the same pod is not posted again until
         the longest backoff (``podMaxBackoffSeconds``) has passed, so retries don't spam.
-        ``quiet``: requeue only (the cause is reported elsewhere, once). ``nomination``: the
-        pod's new ``status.nominatedNodeName`` ("" clears it), written with the report, or
-        alone when there is no report."""
+        ``quiet``: requeue only (the cause is reported elsewhere, once)."""
         pod = qpi.pod
         self.queue.add_unschedulable(qpi, plugins, error=error, message=message)
         if pod.uid not in self.queue or quiet:
             return  # deleted meanwhile
         now = self.clock()
         last = self._last_failure.get(pod.uid)
-        reported = False
-        if last is None or last[0] != message or now >= last[1]:
-            self._last_failure[pod.uid] = (message, now + self.queue.max_backoff)
-            logger.info("pod %s is unschedulable (%s): %s", pod.key, fwk.profile_name, message)
-            if self.events is not None:
-                try:
-                    reported = await self.events.failed(
-                        fwk.profile_name, pod, reason, message, nomination
-                    )
-                except Exception as exc:
-                    logger.warning(
-                        "could not report the scheduling failure of %s: %s", pod.key, exc
-                    )
-        if nomination is not None and not reported and self.client is not None:
+        if last is not None and last[0] == message and now < last[1]:
+            return
+        self._last_failure[pod.uid] = (message, now + self.queue.max_backoff)
+        logger.info("pod %s is unschedulable (%s): %s", pod.key, fwk.profile_name, message)
+        if self.events is not None:
             try:
-                await self.client.set_nominated_node(pod, nomination)
-            except (ApiUnavailable, NotLeading):
-                pass  # logged once elsewhere; the next attempt nominates again
+                await self.events.failed(fwk.profile_name, pod, reason, message)
             except Exception as exc:
-                logger.warning("could not set nominatedNodeName of %s: %s", pod.key, exc)
+                logger.warning("could not report the scheduling failure of %s: %s", pod.key, exc)
 
     def _emit(self, outcome: Outcome) -> Outcome:
         if self.on_outcome is not None:
