@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
@@ -520,6 +521,37 @@ def test_score_totals_hold_for_small_and_large_weights(weight: int) -> None:
     )
     assert alone.run_score(CycleState(), pod(), NODES)[0] == [weight, 2 * weight, 3 * weight]
     assert framework([]).run_score(CycleState(), pod(), NODES)[0] == [0, 0, 0]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_score_totals_with_uniform_plugins_equal_the_weighted_sums(seed: int) -> None:
+    # A plugin that gives every node one integer score is added once, not per node: the
+    # totals (values and types) must equal the plain weighted sums whatever the mix of
+    # uniform, zero, varied, boolean and float columns and of weights.
+    rng = random.Random(seed)
+    nodes = [make_node(f"n{i}") for i in range(rng.randint(1, 40))]
+    plugins, weights, columns = [], {}, {}
+    for k in range(rng.randint(1, 6)):
+        name = f"P{k}"
+        shape = rng.choice(["uniform", "zero", "varied", "bool", "float"])
+        if shape == "uniform":
+            column: list[Any] = [rng.randint(0, 100)] * len(nodes)
+        elif shape == "zero":
+            column = [0] * len(nodes)
+        elif shape == "varied":
+            column = [rng.randint(0, 100) for _ in nodes]
+        elif shape == "bool":
+            column = [rng.random() < 0.5 for _ in nodes]
+        else:
+            column = [rng.choice([0.5, 99.5, 100.0]) for _ in nodes]
+        columns[name] = dict(zip([n.name for n in nodes], column, strict=True))
+        weights[name] = rng.choice([1, 2, 3, 4, 5, 100])
+        plugins.append(fake(name, score=lambda state, p, node, c=columns[name]: c[node.name]))
+    fw = framework(plugins, weights=weights, score=list(columns))
+    totals, _ = fw.run_score(CycleState(), pod(), nodes)
+    expected = [sum(columns[name][node.name] * weights[name] for name in columns) for node in nodes]
+    assert totals == expected
+    assert [type(x) for x in totals] == [type(x) for x in expected]
 
 
 @pytest.mark.parametrize("weight", [0, -2])

@@ -467,6 +467,10 @@ class Framework:
         # the totals are then one ``sum`` per node over a zip, where adding plugin by plugin
         # would build a list per plugin (this runs per plugin per cycle).
         columns: list[Sequence[int]] = []
+        # A plugin that gives every node the same integer score (ImageLocality with no
+        # images, TaintToleration with no PreferNoSchedule taint, the resource scorers on
+        # equal nodes) moves every total alike: it is added once, not summed per node.
+        shift = 0
         detail: list[PluginScores] = []
         skip = state.skip_score_plugins
         timed = state.record_plugin_metrics
@@ -506,13 +510,23 @@ class Framework:
                 )
             if explain:
                 detail.append(PluginScores(pl.name, weight, scores, [x * weight for x in scores]))
-            if type(weight) is int and 0 < weight <= _REPEATED_WEIGHT_AT_MOST:
+            if not scores:
+                continue
+            first = scores[0]
+            if type(first) is int and type(weight) is int and scores.count(first) == len(scores):
+                shift += first * weight
+            elif type(weight) is int and 0 < weight <= _REPEATED_WEIGHT_AT_MOST:
                 columns.extend(repeat(scores, weight))
             else:
                 columns.append(list(map(operator.mul, scores, repeat(weight))))
         if not columns:
-            return [0] * len(nodes), detail
-        return list(map(sum, zip(*columns, strict=True))), detail
+            return [shift] * len(nodes), detail
+        if len(columns) == 1:  # adding turns a plugin's booleans into integers, as sum does
+            return list(map(operator.add, columns[0], repeat(shift))), detail
+        totals = list(map(sum, zip(*columns, strict=True)))
+        if shift:
+            totals = list(map(operator.add, totals, repeat(shift)))
+        return totals, detail
 
     def run_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         for pl in self.reserve_plugins:
