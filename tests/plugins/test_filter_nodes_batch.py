@@ -206,6 +206,8 @@ def _compare_searches(
             outcomes.append(
                 (
                     [n.name for n in feasible],
+                    # Counted before the map by name is read (the batches build it lazily).
+                    diagnosis.rejected_count(),
                     {
                         name: (s.code, s.reasons, s.plugin)
                         for name, s in diagnosis.node_to_status.items()

@@ -96,7 +96,7 @@ class Algorithm:
         feasible, diagnosis = self._find_nodes_that_fit(fwk, state, pod, snapshot, record)
         if not feasible:
             raise FitError(pod.key, len(all_nodes), diagnosis)
-        evaluated = len(feasible) + len(diagnosis.node_to_status)
+        evaluated = len(feasible) + diagnosis.rejected_count()
         if len(feasible) == 1:
             return ScheduleResult(feasible[0].name, evaluated, 1, record)
         scores = self._prioritize(fwk, state, pod, feasible, record)
@@ -318,7 +318,6 @@ def _filter_in_batches(
     side effects (``BatchFilterPlugin``).
 
     Returns how many nodes were evaluated."""
-    failed = diagnosis.node_to_status
     total = len(rotated)
     processed = judged = passed = 0
     while processed < total and len(feasible) < to_find:
@@ -344,11 +343,11 @@ def _filter_in_batches(
         statuses = list(map(verdicts.__getitem__, rejected))
         # Whole-list steps (a spread constraint may reject most of a batch); the few
         # distinct statuses are checked once each.
-        for status in _distinct(statuses).values():
+        for status in dict.fromkeys(statuses):  # each shared status object once
             if status.code == Code.ERROR:
                 raise SchedulingError(status.message())
             diagnosis.unschedulable_plugins.add(status.plugin)
-        failed.update(zip(map(_NAME, map(chunk.__getitem__, rejected)), statuses, strict=True))
+        diagnosis.add_rejected(list(map(chunk.__getitem__, rejected)), statuses)
         feasible.extend(map(chunk.__getitem__, alive[:wanted]))
         processed += end
     return processed
@@ -375,12 +374,11 @@ def _judge_batch(
         out = judge(state, pod, alive)
         if not out:
             continue
-        # Nodes mostly share a few status objects: each is turned into a verdict once, and
-        # the nodes are moved in whole-list steps.
-        statuses = list(out.values())
-        distinct = _distinct(statuses)
+        # Nodes mostly share a few status objects (hashed by identity): each is turned into
+        # a verdict once, and the nodes are moved in whole-list steps.
+        distinct = dict.fromkeys(out.values())
         if len(distinct) == 1:
-            status = statuses[0]
+            status = next(iter(distinct))
             if status.code == Code.SUCCESS:
                 continue
             verdicts.update(
@@ -388,22 +386,14 @@ def _judge_batch(
             )
         else:
             translated = {
-                key: fwk.filter_verdict(name, st)
-                for key, st in distinct.items()
-                if st.code != Code.SUCCESS
+                st: fwk.filter_verdict(name, st) for st in distinct if st.code != Code.SUCCESS
             }
-            out = {j: translated[id(st)] for j, st in out.items() if id(st) in translated}
+            out = {j: translated[st] for j, st in out.items() if st in translated}
             verdicts.update(zip(map(where.__getitem__, out), out.values(), strict=True))
         passing = list(map(not_, map(out.__contains__, range(len(alive)))))
         alive = list(compress(alive, passing))
         where = list(compress(where, passing))
     return verdicts
-
-
-def _distinct(statuses: list[Status]) -> dict[int, Status]:
-    """Each status object once (by identity), in the order first seen: a batch's nodes
-    share a few."""
-    return dict(zip(map(id, statuses), statuses, strict=True))
 
 
 class _Beside:

@@ -11,6 +11,7 @@ import heapq
 from collections.abc import Sequence
 from itertools import compress, repeat
 from operator import is_not, itemgetter
+from typing import TypeVar
 
 from multisched.cache import NodeInfo, PodInfo, Snapshot
 
@@ -27,6 +28,9 @@ from .common import (
 )
 
 _MAX_INT32 = 2**31 - 1
+
+#: What ``failing_nodes`` marks a failing node with (the plugin passes its two statuses).
+V = TypeVar("V")
 
 
 class CriticalPaths:
@@ -218,23 +222,29 @@ def _critical_paths(domain: dict[str, int]) -> CriticalPaths:
 
 
 def failing_nodes(
-    state: PreFilterState, nodes: Sequence[NodeInfo], snapshot: Snapshot | None = None
-) -> dict[int, int]:
-    """``fits`` for many nodes: index -> 1 or 2 for the nodes that fail. Each constraint
-    judges all nodes at once (C-level passes over the nodes' topology values); a node keeps
-    the verdict of the first constraint it fails, as ``fits`` stops there."""
-    out: dict[int, int] = {}
+    state: PreFilterState,
+    nodes: Sequence[NodeInfo],
+    snapshot: Snapshot | None,
+    skewed: V,
+    unlabelled: V,
+) -> dict[int, V]:
+    """``fits`` for many nodes: index -> ``skewed`` (``fits`` 1) or ``unlabelled`` (2) for
+    the nodes that fail. Each constraint judges all nodes at once (C-level passes over the
+    nodes' topology values); a node keeps the verdict of the first constraint it fails, as
+    ``fits`` stops there."""
+    out: dict[int, V] = {}
     positions = range(len(nodes))
     for i, c in enumerate(state.constraints):
         # A node fails once its domain holds more than this many matching pods.
         allowed = c.max_skew + state.min_match_num(i) - state.self_match[i]
         values = label_values(snapshot, c.topology_key, nodes)
-        found = dict.fromkeys(positions_missing(values), 2)
+        found = dict.fromkeys(positions_missing(values), unlabelled)
         if allowed < 0:  # even an empty domain is over the limit
-            found.update(dict.fromkeys(compress(positions, map(is_not, values, repeat(None))), 1))
+            labelled = compress(positions, map(is_not, values, repeat(None)))
+            found.update(dict.fromkeys(labelled, skewed))
         else:
             over = {v for v, n in state.tp_value_to_match_num[i].items() if n > allowed}
-            found.update(dict.fromkeys(positions_in(values, over), 1))
+            found.update(dict.fromkeys(positions_in(values, over), skewed))
         if found:
             found.update(out)  # an earlier constraint's verdict stands
             out = found

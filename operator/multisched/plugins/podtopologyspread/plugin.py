@@ -173,13 +173,10 @@ class PodTopologySpread:
             return for_every_node(
                 nodes, Status.error(f'reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
             )
-        failed = failing_nodes(s, nodes, self._snapshot())
-        if not failed:
-            return {}
         # One status per reason: the cycle only names them (nodes may share one).
         skew = Status.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
         label = Status.unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH)
-        return {i: label if v == 2 else skew for i, v in failed.items()}
+        return failing_nodes(s, nodes, self._snapshot(), skew, label)
 
     # -- PreScore / Score ------------------------------------------------------------------
 
