@@ -65,9 +65,13 @@ def counted_nodes(
 def add_node_counts(
     counts: TopologyCounts, node_map: Mapping[str, NodeInfo], per_node: Mapping[str, int], key: str
 ) -> None:
-    """``add_count`` for each pod counted in ``per_node``."""
-    for labels, n in counted_nodes(node_map, per_node):
-        add_count(counts, labels, key, n)
+    """``add_count`` for each pod counted in ``per_node`` (no generator: this runs per node
+    holding a matching pod, per term, per cycle)."""
+    find = node_map.get
+    for name, n in per_node.items():
+        node = find(name)
+        if node is not None:
+            add_count(counts, node.labels, key, n)
 
 
 def term_counts(snapshot: Snapshot, term: AffinityTerm, namespace: str) -> dict[str, int]:
