@@ -11,7 +11,7 @@ from bisect import bisect_left
 from collections.abc import Sequence
 from functools import partial
 from itertools import compress, count, filterfalse, islice
-from operator import attrgetter, eq, not_
+from operator import eq, not_
 
 from multisched.cache import NodeInfo, PodInfo, Snapshot
 from multisched.framework import (
@@ -26,7 +26,6 @@ from multisched.framework import (
 )
 from multisched.framework.runtime import BatchFilterFn, FilterFn
 
-_NAME = attrgetter("name")
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
