@@ -19,7 +19,6 @@ class Diagnosis:
     __slots__ = (
         "_node_to_status",
         "_rejected",
-        "_rejected_count",
         "post_filter_msg",
         "pre_filter_msg",
         "unschedulable_plugins",
@@ -31,7 +30,6 @@ class Diagnosis:
         #: never reads its diagnosis, and a spread constraint can reject most of a cluster
         #: in every cycle, so the map by name is built only when read.
         self._rejected: list[tuple[Sequence[NodeInfo], Sequence[Status]]] = []
-        self._rejected_count = 0
         self.unschedulable_plugins: set[str] = set()
         self.pre_filter_msg = ""
         self.post_filter_msg = ""
@@ -39,27 +37,23 @@ class Diagnosis:
     @property
     def node_to_status(self) -> dict[str, Status]:
         """Each rejected node's status, by node name (upstream's NodeToStatusMap)."""
-        if self._rejected:
-            for nodes, statuses in self._rejected:
-                self._node_to_status.update(zip(map(_NAME, nodes), statuses, strict=True))
-            self._rejected.clear()
-            self._rejected_count = 0
+        for nodes, statuses in self._rejected:
+            self._node_to_status.update(zip(map(_NAME, nodes), statuses, strict=True))
+        self._rejected.clear()
         return self._node_to_status
 
     @node_to_status.setter
     def node_to_status(self, value: dict[str, Status]) -> None:
         self._node_to_status = value
         self._rejected.clear()
-        self._rejected_count = 0
 
     def add_rejected(self, nodes: Sequence[NodeInfo], statuses: Sequence[Status]) -> None:
         """``nodes[i]`` rejected with ``statuses[i]``; none of them recorded before."""
         self._rejected.append((nodes, statuses))
-        self._rejected_count += len(nodes)
 
     def rejected_count(self) -> int:
         """How many nodes ``node_to_status`` holds, without building it."""
-        return len(self._node_to_status) + self._rejected_count
+        return len(self._node_to_status) + sum(len(nodes) for nodes, _ in self._rejected)
 
 
 class FitError(Exception):
