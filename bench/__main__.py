@@ -7,6 +7,8 @@ import subprocess
 import sys
 from typing import Any
 
+from .interpreter import describe
+
 SCENARIOS = [
     ["--nodes", "100", "--kind", "simple", "--breakdown"],
     ["--nodes", "1000", "--kind", "simple", "--breakdown"],
@@ -21,6 +23,7 @@ def main() -> int:
         "multisched bench: one core, default profile, scheduling cycles only "
         "(filter+score+select) and through the queue with assume/bind"
     )
+    print(f"on {describe()}")
     for args in SCENARIOS:
         proc = subprocess.run(
             [sys.executable, "-m", "bench.run", *args], capture_output=True, text=True, check=False

@@ -20,6 +20,7 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+from ..interpreter import describe
 from .controlplane import control_plane, missing_binaries
 from .gangs import gang_scenario
 from .kube import Kube
@@ -163,7 +164,8 @@ async def bench(args: argparse.Namespace) -> int:
             contenders.append(ks_json)
         if "multisched" in wanted:
             contenders.append(multisched(cp, profile_scheduler_name()))
-            log(f"multisched {metadata.version('multisched')} ({contenders[-1].argv[0]})")
+            # The script runs on this interpreter (bench.e2e.procs.multisched).
+            log(f"multisched {metadata.version('multisched')} on {describe()}")
         if not contenders:
             print("error: no scheduler to measure", file=sys.stderr)
             return 2
