@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+# The e2e harness, and the tests' shared helpers it imports.
+for _path in (ROOT / "tests", ROOT / "tests" / "e2e"):
+    sys.path.insert(0, str(_path))
 
 from apiserver import TOKEN, _wait_ready, apiserver_args, free_port  # noqa: E402
 

@@ -16,7 +16,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import ssl
 import subprocess
 import tempfile
@@ -27,6 +26,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from ports import free_port
 
 TOKEN = "e2e-admin-token"
 #: Users besides ``admin``: one per operator replica, all cluster admins.
@@ -49,22 +50,6 @@ rules:
     resources: ["leases"]
 - level: None
 """
-
-
-_GIVEN: set[int] = set()
-
-
-def free_port() -> int:
-    """A free loopback port, never one this process was given before: the kernel may hand
-    the same port to two binds in a row, and etcd and kube-apiserver then collide (make e2e
-    failed once with kube-apiserver's "address already in use" on etcd's port)."""
-    while True:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = int(s.getsockname()[1])
-        if port not in _GIVEN:
-            _GIVEN.add(port)
-            return port
 
 
 def apiserver_args(d: Path, etcd_port: int, port: int) -> list[str]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from multisched.operator import debug
 from multisched.queue import SchedulingQueue
 from multisched.queue.events import ADD as ACTION_ADD
 from multisched.queue.events import NODE, NODE_ADD, UPDATE_NODE_LABEL, ClusterEvent
+from ports import free_port
 
 SCHED = "my-scheduler"
 ADMIN_TOKEN = "test-token"  # the kmock kubeconfig's
@@ -139,13 +139,6 @@ def test_the_cache_comparer_names_every_difference() -> None:
 
 
 # -- the running operator ----------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def profile(name: str) -> dict[str, Any]:

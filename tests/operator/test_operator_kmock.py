@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ import pytest
 from builders import node_dict, pod_dict
 from conftest import Cluster, OperatorFactory, OperatorsFactory, kubeconfig
 from kmock_support import answer_reviews
+from ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -323,13 +323,6 @@ async def test_only_the_lease_holder_schedules_and_a_standby_takes_over(
     # Stopping releases the lease for the next replica at once.
     lease = cluster.lease_server.leases["default", "multisched"]["spec"]
     assert lease["holderIdentity"] == ""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 @pytest.mark.parametrize(
