@@ -45,7 +45,8 @@ def test_zones_example_messages(capsys: pytest.CaptureFixture[str]) -> None:
     assert pods["default/too-big"]["message"] == (
         "0/5 nodes are available: 1 node(s) had untolerated taint(s), "
         "1 node(s) were unschedulable, 3 Insufficient cpu. preemption: 0/5 nodes are "
-        "available: 5 Preemption is not helpful for scheduling."
+        "available: 2 Preemption is not helpful for scheduling, 3 No preemption victims found "
+        "for incoming pod.."
     )
     assert pods["default/other-scheduler"]["status"] == "Pending"
 

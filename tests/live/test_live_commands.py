@@ -133,9 +133,10 @@ async def test_explain_pending_pod_node_by_node(live: LiveCluster) -> None:
     assert rec["status"] == "Unschedulable"
     assert rec["message"] == (
         "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu. "
-        "preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, "
-        "2 Preemption is not helpful for scheduling."
-    )  # worker-1's 2 cpu can never hold 2.5 (unresolvable); worker-2's hog outranks "big"
+        "preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, "
+        "2 No preemption victims found for incoming pod.."
+    )  # worker-1's 2 cpu can never hold 2.5 and worker-2's hog outranks "big": v1.28 tries
+    # both, and ends the message with its period after preemption's
     assert rec["explain"]["filter"] == {
         "cp": "node(s) had untolerated taint(s) (TaintToleration)",
         "worker-1": "Insufficient cpu (NodeResourcesFit)",

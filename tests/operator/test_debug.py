@@ -181,7 +181,7 @@ async def test_the_running_scheduler_shows_its_queue_config_and_cache(
         assert big["unschedulablePlugins"] == ["NodeResourcesFit"]
         failure = (
             "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are "
-            "available: 1 Preemption is not helpful for scheduling."
+            "available: 1 No preemption victims found for incoming pod.."
         )
         assert big["message"] == failure
         assert big["attempts"] >= 1

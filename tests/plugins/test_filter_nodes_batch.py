@@ -298,7 +298,7 @@ def test_a_pod_no_node_fits_shares_one_status_per_verdict_across_nodes_and_cycle
         cache.add_node(node_dict(f"small-{i}", cpu="2", memory="8Gi"))
     cache.add_node(node_dict("busy", cpu="8", memory="1Gi"))
     cache.add_node(node_dict("roomy", cpu="8", memory="8Gi"))
-    hog = pod_dict("hog", node_name="roomy", requests={"cpu": "6"})
+    hog = pod_dict("hog", node_name="roomy", requests={"cpu": "6", "memory": "7Gi"})
     cache.add_pod(PodInfo.parse(hog))
     fwk = default_framework(cache)
     fit = fwk.plugins["NodeResourcesFit"]
@@ -315,14 +315,14 @@ def test_a_pod_no_node_fits_shares_one_status_per_verdict_across_nodes_and_cycle
         }
         by_name = {nodes[i].name: status for i, status in got.items()}
         assert len(by_name) == 6
-        # cpu beyond the node (unresolvable), memory beyond the node, cpu taken (resolvable)
+        # cpu short (the small nodes), memory short (busy), both short (roomy)
         assert len({id(s) for s in by_name.values()}) == 3
         kept.append(by_name["small-0"])
         with pytest.raises(FitError) as caught:
             Algorithm(rng=random.Random(k)).schedule_pod(fwk, CycleState(), pod, cache.snapshot)
         messages.append(str(caught.value))
     assert kept[0] is kept[1]
-    assert messages == ["0/6 nodes are available: 1 Insufficient memory, 5 Insufficient cpu."] * 2
+    assert messages == ["0/6 nodes are available: 2 Insufficient memory, 5 Insufficient cpu."] * 2
 
 
 class _Screened:

@@ -1,5 +1,7 @@
 """Cases from upstream noderesources fit_test.go, least_allocated_test.go, most_allocated_test.go
-and requested_to_capacity_ratio_test.go (DRA and pod-level-resources cases left out)."""
+and requested_to_capacity_ratio_test.go (DRA and pod-level-resources cases left out). Filter answers
+as v1.28 does: Unschedulable, also for a request beyond the node's allocatable (later releases'
+cases expect UnschedulableAndUnresolvable there)."""
 
 from __future__ import annotations
 
@@ -28,7 +30,6 @@ DRA_LIKE = "extended.resource.dra.io/something"
 EXTENDED_RES = "abc.com/xyz"
 
 UNSCHED = Code.UNSCHEDULABLE
-UNRESOLVABLE = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 
 
 def insufficient(name: str) -> str:
@@ -206,7 +207,7 @@ ENOUGH_REQUESTS = [
         resource_pod(res(1, 1, ext_a=10)),
         res(0, 0, ext_a=0),
         {},
-        UNRESOLVABLE,
+        UNSCHED,
         (insufficient(EXT_A),),
     ),
     (
@@ -214,7 +215,7 @@ ENOUGH_REQUESTS = [
         resource_pod(res(), init=(res(1, 1, ext_a=10),)),
         res(0, 0, ext_a=0),
         {},
-        UNRESOLVABLE,
+        UNSCHED,
         (insufficient(EXT_A),),
     ),
     (
@@ -238,7 +239,7 @@ ENOUGH_REQUESTS = [
         resource_pod(res(1, 1, ext_a=3), res(1, 1, ext_a=3)),
         res(0, 0, ext_a=2),
         {},
-        UNRESOLVABLE,
+        UNSCHED,
         (insufficient(EXT_A),),
     ),
     (
@@ -254,7 +255,7 @@ ENOUGH_REQUESTS = [
         resource_pod(res(), init=(res(1, 1, ext_a=6), res(1, 1, ext_a=3))),
         res(0, 0, ext_a=2),
         {},
-        UNRESOLVABLE,
+        UNSCHED,
         (insufficient(EXT_A),),
     ),
     (
@@ -262,7 +263,7 @@ ENOUGH_REQUESTS = [
         resource_pod(res(1, 1, ext_b=1)),
         res(),
         {},
-        UNRESOLVABLE,
+        UNSCHED,
         (insufficient(EXT_B),),
     ),
     (
@@ -270,7 +271,7 @@ ENOUGH_REQUESTS = [
         resource_pod(res(), init=(res(1, 1, ext_b=1),)),
         res(),
         {},
-        UNRESOLVABLE,
+        UNSCHED,
         (insufficient(EXT_B),),
     ),
     (
@@ -278,7 +279,7 @@ ENOUGH_REQUESTS = [
         resource_pod(res(1, 1, k8s_io_a=10)),
         res(),
         {},
-        UNRESOLVABLE,
+        UNSCHED,
         (insufficient(K8S_IO_A),),
     ),
     (
@@ -286,7 +287,7 @@ ENOUGH_REQUESTS = [
         resource_pod(res(), init=(res(1, 1, k8s_io_b=10),)),
         res(),
         {},
-        UNRESOLVABLE,
+        UNSCHED,
         (insufficient(K8S_IO_B),),
     ),
     (
@@ -294,7 +295,7 @@ ENOUGH_REQUESTS = [
         resource_pod(res(1, 1, huge_page_a=10)),
         res(0, 0, huge_page_a=0),
         {},
-        UNRESOLVABLE,
+        UNSCHED,
         (insufficient(HUGE_PAGE_A),),
     ),
     (
@@ -302,7 +303,7 @@ ENOUGH_REQUESTS = [
         resource_pod(res(), init=(res(1, 1, huge_page_a=10),)),
         res(0, 0, huge_page_a=0),
         {},
-        UNRESOLVABLE,
+        UNSCHED,
         (insufficient(HUGE_PAGE_A),),
     ),
     (
@@ -310,7 +311,7 @@ ENOUGH_REQUESTS = [
         resource_pod(res(1, 1, huge_page_a=3), res(1, 1, huge_page_a=3)),
         res(0, 0, huge_page_a=2),
         {},
-        UNRESOLVABLE,
+        UNSCHED,
         (insufficient(HUGE_PAGE_A),),
     ),
     (
@@ -342,7 +343,7 @@ ENOUGH_REQUESTS = [
         resource_pod(res(1, 1, ext_b=1, k8s_io_a=1)),
         res(),
         {"ignoredResourceGroups": ["example.com"]},
-        UNRESOLVABLE,
+        UNSCHED,
         (insufficient(K8S_IO_A),),
     ),
     (
@@ -366,7 +367,7 @@ ENOUGH_REQUESTS = [
         resource_pod(res(1, 1, dra_like=1)),
         res(),
         {},
-        UNRESOLVABLE,
+        UNSCHED,
         (insufficient(DRA_LIKE),),
     ),
 ]
@@ -430,7 +431,7 @@ def test_too_many_pods_is_listed_with_insufficient_resources() -> None:
     ("pod", "existing", "code"),
     [
         (resource_pod(res(1, 1)), res(2, 10), None),
-        (resource_pod(res(storage=25)), res(2, 2), UNRESOLVABLE),
+        (resource_pod(res(storage=25)), res(2, 2), UNSCHED),
         (resource_pod(res(storage=5)), res(2, 2, storage=10), None),
         (resource_pod(res(storage=10)), res(2, 2), None),
     ],
@@ -470,7 +471,7 @@ def _sidecar_pod(request: dict[str, str] | None, sidecar: dict[str, str] | None)
         (make_pod("p"), None),
         (_sidecar_pod(None, None), None),
         (_sidecar_pod({"cpu": "1m"}, {"cpu": "1m"}), None),
-        (_sidecar_pod({"cpu": "1m"}, {"cpu": "2m"}), UNRESOLVABLE),
+        (_sidecar_pod({"cpu": "1m"}, {"cpu": "2m"}), UNSCHED),
     ],
     ids=[
         "allow pod without restartable init containers",

@@ -79,7 +79,7 @@ async def test_pod_requesting_1e18_cpu_gets_failed_scheduling() -> None:
             "default/huge",
             REASON_UNSCHEDULABLE,
             "0/2 nodes are available: 2 Insufficient cpu, 2 Insufficient memory. "
-            "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
+            "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod..",
         )
     ]
     assert [key for key, _ in client.bound] == ["default/small"]

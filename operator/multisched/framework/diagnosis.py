@@ -85,6 +85,6 @@ class FitError(Exception):
             if histogram:
                 msg += f" {', '.join(histogram)}."
         if d.post_filter_msg:
-            # Current upstream prints one period even when the PostFilter message has its own.
-            msg += f" {d.post_filter_msg.rstrip('.')}."
+            # v1.28 adds its period after the PostFilter message's own: preemption's ends "..".
+            msg += f" {d.post_filter_msg}."
         return msg

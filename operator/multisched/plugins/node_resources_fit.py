@@ -175,8 +175,8 @@ def _shape_errors(shape: Sequence[UtilizationShapePoint], path: str) -> list[str
 # -- cycle state -----------------------------------------------------------------------------
 
 
-#: Why a node cannot hold the pod: whether preemption cannot help, and the reasons.
-Verdict = tuple[bool, tuple[str, ...]]
+#: Why a node cannot hold the pod: the reasons, in upstream's order.
+Verdict = tuple[str, ...]
 #: Distinct verdicts kept (combinations of a few reasons: far fewer in practice).
 MAX_SHARED_STATUSES = 256
 
@@ -383,39 +383,30 @@ def _insufficient(s: PreFilterState, node: NodeInfo) -> Verdict | None:
         return None
     too_many_pods = len(node.pods) + 1 > alloc.allowed_pod_number
     if not s.checks:
-        return (False, (REASON_TOO_MANY_PODS,)) if too_many_pods else None
+        return (REASON_TOO_MANY_PODS,) if too_many_pods else None
     reasons = [REASON_TOO_MANY_PODS] if too_many_pods else []
-    unresolvable = False
     cpu = s.milli_cpu
     if cpu > 0 and cpu > alloc.milli_cpu - used.milli_cpu:
         reasons.append("Insufficient cpu")
-        unresolvable = unresolvable or cpu > alloc.milli_cpu
     memory = s.memory
     if memory > 0 and memory > alloc.memory - used.memory:
         reasons.append("Insufficient memory")
-        unresolvable = unresolvable or memory > alloc.memory
     storage = s.ephemeral_storage
     if storage > 0 and storage > alloc.ephemeral_storage - used.ephemeral_storage:
         reasons.append("Insufficient ephemeral-storage")
-        unresolvable = unresolvable or storage > alloc.ephemeral_storage
     if s.scalars:
         alloc_scalar = alloc.scalar
         used_scalar = used.scalar
         for name, qty, reason in s.scalars:
-            cap = alloc_scalar.get(name, 0)
-            if qty > cap - used_scalar.get(name, 0):
+            if qty > alloc_scalar.get(name, 0) - used_scalar.get(name, 0):
                 reasons.append(reason)
-                unresolvable = unresolvable or qty > cap
-    if not reasons:
-        return None
-    # A request larger than the whole node cannot be helped by preemption.
-    return unresolvable, tuple(reasons)
+    return tuple(reasons) if reasons else None
 
 
 def _status(verdict: Verdict) -> Status:
-    unresolvable, reasons = verdict
-    code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE
-    return Status(code, *reasons)
+    # Unschedulable even when a request exceeds the whole node, as in v1.28: preemption's
+    # dry run finds no victims there (v1.34 answers UnschedulableAndUnresolvable, #131345).
+    return Status(Code.UNSCHEDULABLE, *verdict)
 
 
 def _clear(request: tuple[int, int, int], nodes: Sequence[NodeInfo]) -> list[bool]:
