@@ -11,6 +11,9 @@ ROOT = Path(__file__).resolve().parents[2]
 WALKTHROUGH = ROOT / "examples" / "cluster" / "seeds-walkthrough.yaml"
 ZONES = ROOT / "examples" / "cluster" / "zones.yaml"
 
+#: TaintToleration's reason for the example's control-plane node, as v1.28 words it.
+CONTROL_PLANE_TAINT = "node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }"
+
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     code = main(list(argv))
@@ -43,7 +46,7 @@ def test_zones_example_messages(capsys: pytest.CaptureFixture[str]) -> None:
     }
     assert pods["default/ssd-only"]["node"] in ("a1", "b1")
     assert pods["default/too-big"]["message"] == (
-        "0/5 nodes are available: 1 node(s) had untolerated taint(s), "
+        f"0/5 nodes are available: 1 {CONTROL_PLANE_TAINT}, "
         "1 node(s) were unschedulable, 3 Insufficient cpu. preemption: 0/5 nodes are "
         "available: 2 Preemption is not helpful for scheduling, 3 No preemption victims found "
         "for incoming pod.."
@@ -58,7 +61,7 @@ def test_explain_lists_verdicts_and_scores(capsys: pytest.CaptureFixture[str]) -
 
     pods = {p["pod"]: p for p in yaml.safe_load(out)["pods"]}
     web = pods["default/web-1"]["explain"]
-    assert web["filter"]["cp"] == "node(s) had untolerated taint(s) (TaintToleration)"
+    assert web["filter"]["cp"] == f"{CONTROL_PLANE_TAINT} (TaintToleration)"
     assert web["filter"]["b2"] == "node(s) were unschedulable (NodeUnschedulable)"
     node = pods["default/web-1"]["node"]
     detail = web["score"][node]

@@ -17,6 +17,9 @@ from multisched.validation.yamlsafe import json_documents
 
 SCHED = "my-scheduler"
 
+#: TaintToleration's reason for the control-plane node below, as v1.28 words it.
+CONTROL_PLANE_TAINT = "node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }"
+
 
 def node(name: str, cpu: str, labels: dict[str, str] | None = None, **spec: Any) -> dict[str, Any]:
     return {
@@ -132,13 +135,13 @@ async def test_explain_pending_pod_node_by_node(live: LiveCluster) -> None:
     (rec,) = data["pods"]
     assert rec["status"] == "Unschedulable"
     assert rec["message"] == (
-        "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu. "
+        f"0/3 nodes are available: 1 {CONTROL_PLANE_TAINT}, 2 Insufficient cpu. "
         "preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, "
         "2 No preemption victims found for incoming pod.."
     )  # worker-1's 2 cpu can never hold 2.5 and worker-2's hog outranks "big": v1.28 tries
     # both, and ends the message with its period after preemption's
     assert rec["explain"]["filter"] == {
-        "cp": "node(s) had untolerated taint(s) (TaintToleration)",
+        "cp": f"{CONTROL_PLANE_TAINT} (TaintToleration)",
         "worker-1": "Insufficient cpu (NodeResourcesFit)",
         "worker-2": "Insufficient cpu (NodeResourcesFit)",
     }

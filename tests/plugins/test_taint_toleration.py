@@ -1,4 +1,5 @@
-"""Cases from upstream tainttoleration/taint_toleration_test.go."""
+"""Cases from upstream tainttoleration/taint_toleration_test.go, with the Filter reason
+v1.28 gives."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 
 from builders import make_node, make_pod
 from multisched.framework import Code, CycleState, PluginError
-from multisched.plugins.taint_toleration import ERR_REASON_UNTOLERATED, TaintToleration
+from multisched.plugins.taint_toleration import TaintToleration
 
 Json = dict[str, Any]
 PREFER = "PreferNoSchedule"
@@ -26,25 +27,30 @@ def tol(key: str, value: str = "", effect: str = "", operator: str = "") -> Json
     return out
 
 
-FILTER_CASES: list[tuple[str, list[Json], list[Json], bool]] = [
-    ("no tolerations, nonempty taints", [], [taint("dedicated", "user1", "NoSchedule")], False),
+FILTER_CASES: list[tuple[str, list[Json], list[Json], str | None]] = [
+    (
+        "no tolerations, nonempty taints",
+        [],
+        [taint("dedicated", "user1", "NoSchedule")],
+        "dedicated: user1",
+    ),
     (
         "tolerates dedicated node of user1 with effect NoSchedule",
         [tol("dedicated", "user1", "NoSchedule")],
         [taint("dedicated", "user1", "NoSchedule")],
-        True,
+        None,
     ),
     (
         "toleration for user2 on a node dedicated to user1",
         [tol("dedicated", "user2", "NoSchedule", "Equal")],
         [taint("dedicated", "user1", "NoSchedule")],
-        False,
+        "dedicated: user1",
     ),
     (
         "operator Exists tolerates the taint",
         [tol("foo", effect="NoSchedule", operator="Exists")],
         [taint("foo", "bar", "NoSchedule")],
-        True,
+        None,
     ),
     (
         "multiple tolerations cover multiple taints",
@@ -53,39 +59,39 @@ FILTER_CASES: list[tuple[str, list[Json], list[Json], bool]] = [
             tol("foo", effect="NoSchedule", operator="Exists"),
         ],
         [taint("dedicated", "user2", "NoSchedule"), taint("foo", "bar", "NoSchedule")],
-        True,
+        None,
     ),
     (
         "key and value match but (non-empty) effect doesn't",
         [tol("foo", "bar", PREFER, "Equal")],
         [taint("foo", "bar", "NoSchedule")],
-        False,
+        "foo: bar",
     ),
     (
         "empty toleration effect matches NoSchedule",
         [tol("foo", "bar", operator="Equal")],
         [taint("foo", "bar", "NoSchedule")],
-        True,
+        None,
     ),
     (
         "untolerated PreferNoSchedule taint does not filter",
         [tol("dedicated", "user2", "NoSchedule", "Equal")],
         [taint("dedicated", "user1", PREFER)],
-        True,
+        None,
     ),
-    ("no toleration, PreferNoSchedule taint", [], [taint("dedicated", "user1", PREFER)], True),
+    ("no toleration, PreferNoSchedule taint", [], [taint("dedicated", "user1", PREFER)], None),
     # TestTaintTolerationFilterWithFeatureGate with the gate disabled (upstream's default).
     (
         "Gt toleration without the comparison-operators gate",
         [tol("node.kubernetes.io/sla", "750", "NoSchedule", "Gt")],
         [taint("node.kubernetes.io/sla", "950", "NoSchedule")],
-        False,
+        "node.kubernetes.io/sla: 950",
     ),
     (
         "Lt toleration without the comparison-operators gate",
         [tol("node.kubernetes.io/sla", "950", "NoSchedule", "Lt")],
         [taint("node.kubernetes.io/sla", "800", "NoSchedule")],
-        False,
+        "node.kubernetes.io/sla: 800",
     ),
     (
         "mixed Equal and Gt without the gate: only Equal is honored",
@@ -94,7 +100,7 @@ FILTER_CASES: list[tuple[str, list[Json], list[Json], bool]] = [
             tol("node.kubernetes.io/sla", "750", "NoSchedule", "Gt"),
         ],
         [taint("dedicated", "user1", "NoSchedule")],
-        True,
+        None,
     ),
     (
         "mixed tolerations, the Gt one needed but ignored without the gate",
@@ -106,34 +112,44 @@ FILTER_CASES: list[tuple[str, list[Json], list[Json], bool]] = [
             taint("dedicated", "user1", "NoSchedule"),
             taint("node.kubernetes.io/sla", "950", "NoSchedule"),
         ],
-        False,
+        "node.kubernetes.io/sla: 950",
+    ),
+    (
+        "the first untolerated NoSchedule/NoExecute taint is named, value or not",
+        [],
+        [
+            taint("dedicated", "user1", PREFER),
+            taint("node-role.kubernetes.io/control-plane", "", "NoSchedule"),
+            taint("foo", "bar", "NoExecute"),
+        ],
+        "node-role.kubernetes.io/control-plane: ",
     ),
     (
         "untolerated NoExecute taint filters",
         [tol("foo", "bar", "NoSchedule")],
         [taint("foo", "bar", "NoExecute")],
-        False,
+        "foo: bar",
     ),
 ]
 
 
 @pytest.mark.parametrize(
-    ("tolerations", "taints", "fits"),
+    ("tolerations", "taints", "untolerated"),
     [c[1:] for c in FILTER_CASES],
     ids=[c[0] for c in FILTER_CASES],
 )
-def test_filter(tolerations: list[Json], taints: list[Json], fits: bool) -> None:
+def test_filter(tolerations: list[Json], taints: list[Json], untolerated: str | None) -> None:
+    """``untolerated``: the taint v1.28's reason names, ``key: value``; None: the pod fits."""
     plugin = TaintToleration(None, None)
     status = plugin.filter(
         CycleState(), make_pod(tolerations=tolerations), make_node("nodeA", taints=taints)
     )
-    if fits:
+    if untolerated is None:
         assert status is None
     else:
         assert status is not None
         assert status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
-        assert status.reasons == ("node(s) had untolerated taint(s)",)
-        assert status.reasons == (ERR_REASON_UNTOLERATED,)
+        assert status.reasons == (f"node(s) had untolerated taint {{{untolerated}}}",)
 
 
 SCORE_CASES: list[tuple[str, list[Json], list[list[Json]], list[int]]] = [

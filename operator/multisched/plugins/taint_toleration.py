@@ -1,9 +1,9 @@
 """TaintToleration: NoSchedule/NoExecute taints filter, PreferNoSchedule taints score.
 
-Follows upstream ``tainttoleration/taint_toleration.go``. The Filter reason names no
-taint (upstream dropped ``{key: value}`` from the message), and Score counts the node's
-PreferNoSchedule taints the pod does not tolerate; NormalizeScore reverses it so the
-node with the fewest wins. Toleration comparison operators (Gt/Lt, an alpha feature
+Follows upstream ``tainttoleration/taint_toleration.go``. The Filter reason names the node's
+first untolerated taint, ``{key: value}``, as v1.28 does (later releases name none). Score
+counts the node's PreferNoSchedule taints the pod does not tolerate; NormalizeScore reverses
+it so the node with the fewest wins. Toleration comparison operators (Gt/Lt, an alpha feature
 gate upstream) are off, as in upstream's default.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from operator import attrgetter
 
-from multisched.cache import NodeInfo, PodInfo, Toleration
+from multisched.cache import NodeInfo, PodInfo, Taint, Toleration
 from multisched.framework import MAX_NODE_SCORE, CycleState, Handle, PluginError, Status
 from multisched.queue.events import ADD, NODE, UPDATE_NODE_TAINT, ClusterEvent
 
@@ -21,7 +21,6 @@ from ._normalize import default_normalize_score
 
 NAME = "TaintToleration"
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
-ERR_REASON_UNTOLERATED = "node(s) had untolerated taint(s)"
 
 #: Only these effects keep pods off a node; PreferNoSchedule only lowers the score.
 _FILTERED_EFFECTS = ("NoSchedule", "NoExecute")
@@ -29,15 +28,15 @@ _PREFER_NO_SCHEDULE = "PreferNoSchedule"
 _TAINTS = attrgetter("taints")
 
 
-def find_untolerated_taint(pod: PodInfo, node: NodeInfo) -> bool:
-    """Whether ``node`` has a NoSchedule/NoExecute taint none of the pod's tolerations match."""
+def find_untolerated_taint(pod: PodInfo, node: NodeInfo) -> Taint | None:
+    """``node``'s first NoSchedule/NoExecute taint that none of the pod's tolerations match."""
     tolerations = pod.tolerations
     for taint in node.taints:
         if taint.effect not in _FILTERED_EFFECTS:
             continue
         if not any(t.tolerates(taint) for t in tolerations):
-            return True
-    return False
+            return taint
+    return None
 
 
 class TaintToleration:
@@ -51,9 +50,10 @@ class TaintToleration:
         return (ClusterEvent(NODE, ADD | UPDATE_NODE_TAINT),)
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
-        if not node.taints or not find_untolerated_taint(pod, node):
+        taint = find_untolerated_taint(pod, node) if node.taints else None
+        if taint is None:
             return None
-        return Status.unresolvable(ERR_REASON_UNTOLERATED)
+        return Status.unresolvable(f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}")
 
     def filter_nodes(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
