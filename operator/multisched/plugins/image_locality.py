@@ -3,7 +3,9 @@
 Upstream ``imagelocality/image_locality.go``: each present image scores its size scaled
 by the share of nodes holding it (so one popular node does not attract every pod), and
 the sum is mapped onto 0..100 between 23MB and 1000MB per container. Init containers
-count, as upstream does.
+count, as upstream does. The share counts the nodes holding the image when the pod is
+scored; v1.28's cache keeps, per node, the count from when that node was last added or
+updated, which upstream fixed as a bug (kubernetes#116938).
 """
 
 from __future__ import annotations
