@@ -13,7 +13,7 @@ import re
 import shutil
 import signal
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -444,7 +444,13 @@ def test_scores_read_as_kube_schedulers(
 ) -> None:
     """The weighted score of every default Score plugin on every node, as ``explain`` gives
     it, against kube-scheduler's own (-v=10) for the same pod on the same cluster state."""
-    kube.apply(_probe("multisched-probe", PROFILE))
+    _compare_scores(kube, kube_scheduler, _probe)
+
+
+def _compare_scores(kube: Kube, log: Path, probe: Callable[[str, str], dict[str, Any]]) -> None:
+    """``probe(name, schedulerName)`` explained by multisched, then scheduled by
+    kube-scheduler: each plugin's weighted score on each node must be the same."""
+    kube.apply(probe("multisched-probe", PROFILE))
     out = multisched(kube, "explain", "multisched-probe", "-o", "json")
     assert out.returncode == 0, out.stderr
     (rec,) = json.loads(out.stdout)["pods"]
@@ -454,20 +460,79 @@ def test_scores_read_as_kube_schedulers(
         for plugin, detail in scored["plugins"].items()
     }
 
-    kube.apply(_probe("upstream-probe", UPSTREAM))
+    kube.apply(probe("upstream-probe", UPSTREAM))
     chosen = kube.wait_for("kube-scheduler's binding", lambda: kube.node_of("upstream-probe"), 60)
     theirs = {
         (node, plugin): int(score)
-        for plugin, node, score in _SCORED.findall(kube_scheduler.read_text(errors="replace"))
+        for plugin, node, score in _SCORED.findall(log.read_text(errors="replace"))
     }
     assert theirs, "kube-scheduler logged no scores at -v=10"
     # A plugin one side leaves out (VolumeBinding scores nothing without its gate) is 0 there.
     for key in theirs.keys() | ours.keys():
         assert ours.get(key, 0) == theirs.get(key, 0), (key, ours, theirs)
-    # Every plugin that scores in kube-scheduler's profile scores in ours.
-    assert {plugin for _, plugin in ours} == {p for _, p in theirs} - {"VolumeBinding"}, ours
+    # Every plugin that gives a node points in kube-scheduler gives them in ours (one that
+    # gives none may be skipped: NodeAffinity without preferences, VolumeBinding).
+    assert {p for _, p in ours} >= {p for (_, p), score in theirs.items() if score}, ours
     totals = {node: scored["total"] for node, scored in rec["explain"]["score"].items()}
     assert totals[chosen] == max(totals.values()), (chosen, totals)
+
+
+#: A ReplicaSet's pods: no spread constraints of their own, so PodTopologySpread's system
+#: defaults (hostname maxSkew 3, zone maxSkew 5, ScheduleAnyway) apply over the RS's selector.
+RS_LABELS = {"app": "parity-rs", "pod-template-hash": "5d8f7c"}
+
+
+@pytest.fixture
+def replica_set(kube: Kube) -> Iterator[dict[str, Any]]:
+    """An inert ReplicaSet (no controller runs, 0 replicas) and three running pods it owns."""
+    kube.apply(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "metadata": {"name": "parity-rs", "namespace": "default"},
+            "spec": {
+                "replicas": 0,
+                "selector": {"matchLabels": RS_LABELS},
+                "template": {
+                    "metadata": {"labels": RS_LABELS},
+                    "spec": {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.9"}]},
+                },
+            },
+        }
+    )
+    rs = kube.get("replicaset", "parity-rs")
+    owner = {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "name": "parity-rs",
+        "uid": rs["metadata"]["uid"],
+        "controller": True,
+    }
+    running = [("parity-rs-1", "score-a"), ("parity-rs-2", "score-c"), ("parity-rs-3", "score-c")]
+    for name, node in running:
+        kube.apply(_owned(asking(pod(name), "500m", nodeName=node), owner))
+    yield owner
+    pods = [name for name, _ in running]
+    kube.run("delete", "pod", *pods, "--force", "--grace-period=0", "--wait=false", check=False)
+    kube.run("delete", "replicaset", "parity-rs", "--ignore-not-found", "--wait=false")
+
+
+def _owned(body: dict[str, Any], owner: dict[str, Any]) -> dict[str, Any]:
+    body["metadata"]["labels"].update(RS_LABELS)
+    body["metadata"]["ownerReferences"] = [owner]
+    return body
+
+
+def test_default_spreading_reads_as_kube_schedulers(
+    kube: Kube, kube_scheduler: Path, scoring_cluster: None, replica_set: dict[str, Any]
+) -> None:
+    """A ReplicaSet's pod with no constraints of its own is spread by the system defaults, as
+    kube-scheduler spreads it: the same scores on every node."""
+    _compare_scores(
+        kube,
+        kube_scheduler,
+        lambda name, sched: _owned(asking(pod(name, sched), "500m"), replica_set),
+    )
 
 
 #: The preemption cluster: victims per node (name, priority class, cpu); each node has 4 cpu.
