@@ -351,6 +351,20 @@ def scoring_cluster(kube: Kube, profile_fields: dict[str, Any]) -> Iterator[None
         _running("score-web-1", "score-a", "parity-web", "1"),
         _running("score-web-2", "score-c", "parity-web", "2"),
         _running("score-web-3", "score-d", "parity-web", "500m"),
+        # required affinity of an existing pod: worth hardPodAffinityWeight to a web pod
+        _running(
+            "score-fan-1",
+            "score-d",
+            "parity-fan",
+            "100m",
+            affinity={
+                "podAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [
+                        _term({"app": "parity-web"}, ZONE)
+                    ]
+                }
+            },
+        ),
         _running(
             "score-db-1",
             "score-b",
