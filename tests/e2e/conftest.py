@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 import yaml
 from harness import ClusterApi, NodeNameRecorder, Verdict, check_invariants
+from parity_support import UPSTREAM
 
 from apiserver import (
     AuditLog,
@@ -455,3 +456,53 @@ def faults(
     finally:
         rep = getattr(request.node, "rep_call", None)
         fc.close(failed=rep is not None and rep.failed)
+
+
+# -- kube-scheduler beside multisched (test_e2e_parity*.py) -------------------------------
+
+
+@pytest.fixture
+def profile_fields() -> dict[str, Any]:
+    """What both schedulers' profile holds besides its schedulerName: the defaults here; a
+    test parametrizes it to compare another configuration."""
+    return {}
+
+
+@pytest.fixture
+def kube_scheduler(
+    kubeconfig: Path, tmp_path: Path, request: pytest.FixtureRequest, profile_fields: dict[str, Any]
+) -> Iterator[Path]:
+    """kube-scheduler serving ``UPSTREAM`` with ``profile_fields``, logging at -v=10 (its
+    per-plugin scores); yields the log's path."""
+    binary = shutil.which("kube-scheduler")
+    if binary is None:
+        pytest.skip("parity skipped: no kube-scheduler on PATH to compare with")
+    config = tmp_path / "kube-scheduler.yaml"
+    config.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\n"
+        "kind: KubeSchedulerConfiguration\n"
+        f"clientConnection: {{kubeconfig: '{kubeconfig}'}}\n"
+        "leaderElection: {leaderElect: false}\n"
+        f"profiles: [{json.dumps({'schedulerName': UPSTREAM, **profile_fields})}]\n"
+    )
+    log = tmp_path / "kube-scheduler.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [
+                binary,
+                f"--config={config}",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={free_port()}",
+                "-v=10",
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        yield log
+    finally:
+        signal_process(proc, signal.SIGTERM)
+        proc.wait(15)
+        failed = getattr(request.node, "rep_call", None)
+        if failed is not None and failed.failed:
+            print(f"--- kube-scheduler log ---\n{log.read_text(errors='replace')[-4000:]}")
