@@ -228,11 +228,9 @@ class Operator:
         self, kube: Kube, tmp: Path, *extra: str, kubeconfig: Path | None = None, name: str = ""
     ) -> None:
         self.port = free_port()
-        #: The secure port (/metrics, /configz, /debug/*), HTTPS; never the same as ``port``
-        #: (a port just freed may be handed out again).
+        #: The secure port (/metrics, /configz, /debug/*), HTTPS; ``free_port`` never hands
+        #: out ``port`` again.
         self.secure_port = free_port()
-        while self.secure_port == self.port:
-            self.secure_port = free_port()
         self.name = name or f"operator-{self.port}"
         self.log_path = tmp / f"{self.name}-{self.port}.log"
         self.log = self.log_path.open("wb")

@@ -12,31 +12,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from operator import attrgetter
 
-from multisched.cache import NodeInfo, PodInfo, Taint, Toleration
+from multisched.cache import NodeInfo, PodInfo, Toleration
 from multisched.framework import MAX_NODE_SCORE, CycleState, Handle, PluginError, Status
 from multisched.queue.events import ADD, NODE, UPDATE_NODE_TAINT, ClusterEvent
 
 from ._batch import failing, marked
 from ._normalize import default_normalize_score
+from ._untolerated_taint import untolerated_taint
 
 NAME = "TaintToleration"
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
 
-#: Only these effects keep pods off a node; PreferNoSchedule only lowers the score.
-_FILTERED_EFFECTS = ("NoSchedule", "NoExecute")
 _PREFER_NO_SCHEDULE = "PreferNoSchedule"
 _TAINTS = attrgetter("taints")
-
-
-def find_untolerated_taint(pod: PodInfo, node: NodeInfo) -> Taint | None:
-    """``node``'s first NoSchedule/NoExecute taint that none of the pod's tolerations match."""
-    tolerations = pod.tolerations
-    for taint in node.taints:
-        if taint.effect not in _FILTERED_EFFECTS:
-            continue
-        if not any(t.tolerates(taint) for t in tolerations):
-            return taint
-    return None
 
 
 class TaintToleration:
@@ -50,7 +38,7 @@ class TaintToleration:
         return (ClusterEvent(NODE, ADD | UPDATE_NODE_TAINT),)
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
-        taint = find_untolerated_taint(pod, node) if node.taints else None
+        taint = untolerated_taint(node, pod.tolerations) if node.taints else None
         if taint is None:
             return None
         return Status.unresolvable(f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}")

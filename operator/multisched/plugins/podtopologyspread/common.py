@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from multisched.cache import LabelSelector, NodeInfo, PodInfo, Requirement, Snapshot, Toleration
+from multisched.cache import LabelSelector, NodeInfo, PodInfo, Requirement, Snapshot
 
 from .._node_affinity_required import RequiredNodeAffinity
 
@@ -186,19 +186,6 @@ def build_default_constraints(
     if selector is None or selector.empty:
         return []
     return [c.with_selector(selector) for c in constraints]
-
-
-def has_untolerated_taint(node: NodeInfo, tolerations: Sequence[Toleration]) -> bool:
-    """A NoSchedule/NoExecute taint the pod does not tolerate (nodeTaintsPolicy: Honor)."""
-    for taint in node.taints:
-        if taint.effect not in ("NoSchedule", "NoExecute"):
-            continue
-        for toleration in tolerations:
-            if toleration.tolerates(taint):
-                break
-        else:
-            return True
-    return False
 
 
 def node_has_keys(labels: Mapping[str, str], constraints: Sequence[Constraint]) -> bool:

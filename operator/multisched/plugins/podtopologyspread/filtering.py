@@ -17,11 +17,11 @@ from multisched.cache import NodeInfo, PodInfo, Snapshot
 
 from .._label_values import label_values, positions_in, positions_missing
 from .._node_affinity_required import RequiredNodeAffinity
+from .._untolerated_taint import untolerated_taint
 from .common import (
     Constraint,
     PodCountMemo,
     affinity_filters,
-    has_untolerated_taint,
     honors_taints,
     live_counts,
     node_has_keys,
@@ -130,7 +130,7 @@ class PreFilterState:
                 continue
             if c.honor_node_affinity and not self.required.matches(node):
                 continue
-            if c.honor_node_taints and has_untolerated_taint(node, preemptor.tolerations):
+            if c.honor_node_taints and untolerated_taint(node, preemptor.tolerations) is not None:
                 continue
             value = labels[c.topology_key]
             counts = self.tp_value_to_match_num[i]
@@ -156,7 +156,7 @@ def compute_pre_filter_state(
         if not node_has_keys(labels, constraints):
             continue
         affinity_ok = required.matches(node) if need_affinity else True
-        taints_ok = not has_untolerated_taint(node, tolerations) if need_taints else True
+        taints_ok = untolerated_taint(node, tolerations) is None if need_taints else True
         for i, c in indexed:
             if (c.honor_node_affinity and not affinity_ok) or (
                 c.honor_node_taints and not taints_ok

@@ -15,12 +15,12 @@ from multisched.cache import NodeInfo, PodInfo, Snapshot
 
 from .._label_values import label_values, looked_up, positions_missing
 from .._node_affinity_required import RequiredNodeAffinity
+from .._untolerated_taint import untolerated_taint
 from .args import LABEL_HOSTNAME
 from .common import (
     Constraint,
     PodCountMemo,
     affinity_filters,
-    has_untolerated_taint,
     honors_taints,
     live_counts,
     node_has_keys,
@@ -84,7 +84,7 @@ def compute_pre_score_state(
         for i, c in counted:
             if c.honor_node_affinity and not required.matches(node):
                 continue
-            if c.honor_node_taints and has_untolerated_taint(node, tolerations):
+            if c.honor_node_taints and untolerated_taint(node, tolerations) is not None:
                 continue
             domain = s.pod_counts[i]
             value = labels.get(c.topology_key, "")
