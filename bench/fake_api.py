@@ -142,6 +142,22 @@ def real_pod(i: int, node_name: str = "") -> dict[str, Any]:
     return obj
 
 
+def replica_set(app: int) -> dict[str, Any]:
+    """The ReplicaSet that ``real_pod``'s owner reference names (default spreading reads
+    its selector)."""
+    labels = {"app": f"app-{app}"}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {"name": f"app-{app}-5d9c", "namespace": "default", "uid": f"rs-{app}"},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": labels},
+            "template": {"metadata": {"labels": labels}, "spec": {"containers": []}},
+        },
+    }
+
+
 def profile() -> dict[str, Any]:
     return {
         "apiVersion": "multisched.dev/v1alpha1",
@@ -170,6 +186,10 @@ def build(nodes: int, pods: int, pending: int) -> dict[str, list[dict[str, Any]]
         "/apis/scheduling.k8s.io/v1/priorityclasses": [],
         "/apis/policy/v1/poddisruptionbudgets": [],
         "/apis/multisched.dev/v1alpha1/schedulerprofiles": [profile()],
+        "/apis/apps/v1/replicasets": [replica_set(app) for app in range(50)],
+        "/apis/apps/v1/statefulsets": [],
+        "/api/v1/services": [],
+        "/api/v1/replicationcontrollers": [],
     }
 
 

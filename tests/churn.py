@@ -276,7 +276,27 @@ def populated(rng: random.Random, nodes: int, pods: int) -> tuple[Cache, Churn]:
         churn.add_node()
     for _ in range(pods):
         churn.add_pod()
+    add_workloads(rng, cache)
     return cache, churn
+
+
+def add_workloads(rng: random.Random, cache: Cache) -> None:
+    """Per namespace, the ReplicaSet and StatefulSet ``random_incoming``'s pods may name as
+    their controller, and two Services: the default selectors of pods without constraints."""
+    for namespace in NAMESPACES:
+        for kind in ("ReplicaSet", "StatefulSet"):
+            selector = random_selector(rng)
+            raw = {"metadata": {"name": "owner", "namespace": namespace}, "spec": {}}
+            if selector is not None:
+                raw["spec"]["selector"] = selector
+            cache.workloads.upsert(kind, raw)
+        for i in range(2):
+            key = rng.choice(list(LABEL_VALUES))
+            selector = {key: rng.choice(LABEL_VALUES[key])}
+            spec = {"selector": selector}
+            cache.workloads.upsert(
+                "Service", {"metadata": {"name": f"svc-{i}", "namespace": namespace}, "spec": spec}
+            )
 
 
 def default_framework(cache: Cache) -> Framework:

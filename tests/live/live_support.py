@@ -30,6 +30,8 @@ BASES = {
     "schedulerprofiles": "/apis/multisched.dev/v1alpha1",
     "podgroups": "/apis/scheduling.x-k8s.io/v1alpha1",
     "elasticquotas": "/apis/scheduling.x-k8s.io/v1alpha1",
+    "services": "/api/v1",
+    "replicasets": "/apis/apps/v1",
 }
 
 

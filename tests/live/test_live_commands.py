@@ -495,3 +495,55 @@ async def test_snapshot_and_explain_read_podgroups_and_elasticquotas(live: LiveC
     assert code == 0, err
     assert "gang default/train: 1 of 2 assumed, waiting at Permit" in out
     assert "quota default/q: cpu 1 used (min 3, max 3)" in out
+
+
+async def test_snapshot_keeps_the_selectors_default_spreading_reads(live: LiveCluster) -> None:
+    """Services and pod controllers come along as their selectors (a ReplicaSet's template
+    as its labels only), and the snapshot reads back into simulate as the cluster itself
+    does: web-1 is spread away from its Service's pod on worker-1."""
+    await live.create("nodes", node("worker-1", "4"))
+    await live.create("nodes", node("worker-2", "4"))
+    service = {
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]},
+    }
+    await live.create("services", service)
+    labels = {"app": "web"}
+    template = {
+        "metadata": {"labels": labels},
+        "spec": {"containers": [{"name": "c", "image": "x"}]},
+    }
+    replica_set = {
+        "metadata": {"name": "web-5d9c", "namespace": "default", "managedFields": [{}]},
+        "spec": {"replicas": 2, "selector": {"matchLabels": labels}, "template": template},
+    }
+    await live.create("replicasets", replica_set)
+    await live.create("schedulerprofiles", profile(SCHED))
+    web0 = pod("web-0", "1", nodeName="worker-1")
+    web0["metadata"]["labels"] = labels
+    await live.create("pods", web0)
+    other = pod("other", "1", nodeName="worker-2")
+    await live.create("pods", other)
+    web1 = pod("web-1", "1")
+    web1["metadata"]["labels"] = labels
+    await live.create("pods", web1)
+    code, snap, err = await live.run("snapshot")
+    assert code == 0, err
+    docs = list(yaml.safe_load_all(snap))
+    (svc,) = [d for d in docs if d["kind"] == "Service"]
+    assert (svc["apiVersion"], svc["spec"]) == ("v1", {"selector": {"app": "web"}})
+    (rs,) = [d for d in docs if d["kind"] == "ReplicaSet"]
+    assert rs["apiVersion"] == "apps/v1"
+    assert rs["metadata"] == {"name": "web-5d9c", "namespace": "default"}
+    assert rs["spec"] == {
+        "selector": {"matchLabels": labels},
+        "template": {"metadata": {"labels": labels}},
+    }
+    code, offline, err = await asyncio.to_thread(
+        run_cli, "simulate", "-", "-o", "json", "--seed", "1", stdin=snap
+    )
+    assert code == 0, err
+    code, online, _ = await live.run("simulate", "--from-cluster", "-o", "json", "--seed", "1")
+    assert online == offline
+    pods = {p["pod"]: p for p in json.loads(online)["pods"]}
+    assert pods["default/web-1"]["node"] == "worker-2"

@@ -10,9 +10,11 @@ from kmock import KubernetesEmulator
 from kubernetes_asyncio import client as k8s
 
 from builders import node_dict, pod_dict
+from multisched.cache import PodInfo
 from multisched.operator.client import Api
 from multisched.operator.options import Options
 from multisched.operator.runtime import Runtime
+from multisched.plugins.podtopologyspread.common import default_selector
 from multisched.scheduler import default_registry
 
 SCHED = "my-scheduler"
@@ -221,3 +223,38 @@ async def test_every_storage_kind_has_an_informer(runtime: Runtime) -> None:
         "csinodes.storage.k8s.io",
         "csistoragecapacities.storage.k8s.io",
     }
+
+
+async def test_services_and_controllers_reach_default_spreading(runtime: Runtime) -> None:
+    """The four kinds upstream's DefaultSelector lists each have an informer feed; what they
+    bring is the selector a pod without constraints spreads by, and a deletion takes it back."""
+    plurals = {f.resource.plural for f in runtime.cluster.feeds()}
+    assert plurals >= {"services", "replicationcontrollers", "replicasets", "statefulsets"}
+    assert runtime.intake is not None
+    assert {str(i.resource) for i in runtime.intake.informers} >= {
+        "services",
+        "replicationcontrollers",
+        "replicasets.apps",
+        "statefulsets.apps",
+    }
+    services = _storage_feed(runtime, "services")
+    sets = _storage_feed(runtime, "replicasets")
+    owner = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-5d9c", "uid": "u",
+             "controller": True}  # fmt: skip
+    pod = PodInfo.parse(
+        pod_dict("web-1", labels={"app": "web", "tier": "front"},
+                 metadata={"ownerReferences": [owner]})
+    )  # fmt: skip
+    service = {"metadata": {"name": "web", "namespace": "default"},
+               "spec": {"selector": {"app": "web"}}}  # fmt: skip
+    replica_set = {"metadata": {"name": "web-5d9c", "namespace": "default"},
+                   "spec": {"selector": {"matchLabels": {"tier": "front"}}}}  # fmt: skip
+    workloads = runtime.scheduler.cache.workloads
+    services.on_upsert(service)
+    sets.on_upsert(replica_set)
+    selector = default_selector(pod, workloads)
+    assert selector.matches({"app": "web", "tier": "front"})
+    assert not selector.matches({"app": "web"}) and not selector.matches({"tier": "front"})
+    services.on_delete(service)
+    sets.on_delete(replica_set)
+    assert default_selector(pod, workloads).empty

@@ -10,6 +10,12 @@ from pydantic import ValidationError
 
 from builders import make_pod, node_dict
 from multisched.cache import Cache, PodInfo, Snapshot
+from multisched.cache.workloads import (
+    REPLICA_SET,
+    REPLICATION_CONTROLLER,
+    SERVICE,
+    STATEFUL_SET,
+)
 from multisched.framework import Code, CycleState
 from multisched.plugins.podtopologyspread import (
     ERR_REASON_CONSTRAINTS_NOT_MATCH,
@@ -19,6 +25,7 @@ from multisched.plugins.podtopologyspread import (
     PodTopologySpread,
     PodTopologySpreadArgs,
 )
+from multisched.plugins.podtopologyspread.common import SpreadSelector, default_selector
 from multisched.plugins.podtopologyspread.filtering import PreFilterState
 from multisched.plugins.podtopologyspread.scoring import PreScoreState, _round_half_away
 
@@ -841,38 +848,59 @@ def test_score(
     assert run_score(plugin(snap), pod, candidates) == want
 
 
-# -- default constraints ----------------------------------------------------------------
+# -- default constraints: the default selector (upstream helper.DefaultSelector) ----------
 
 
-def owned(kind: str = "ReplicaSet", api_version: str = "apps/v1", **labels: str) -> PodInfo:
-    ref = {"apiVersion": api_version, "kind": kind, "name": "rs1", "uid": "u1", "controller": True}
+def owned(
+    kind: str = REPLICA_SET, api_version: str = "apps/v1", name: str = "rs1", **labels: str
+) -> PodInfo:
+    ref = {"apiVersion": api_version, "kind": kind, "name": name, "uid": "u1", "controller": True}
     return make_pod("p", labels=labels, metadata={"ownerReferences": [ref]})
 
 
-def test_system_defaulting_spreads_controller_pods() -> None:
-    """Upstream "system defaulting, nodes don't have zone, pods match service"; our pod's
-    selector comes from its ReplicaSet owner instead of a Service."""
+def workload(selector: Any, name: str = "rs1", namespace: str = "default") -> Json:
+    """A Service or controller as the store reads it: identity and ``spec.selector``."""
+    spec = {} if selector is None else {"selector": selector}
+    return {"metadata": {"name": name, "namespace": namespace}, "spec": spec}
+
+
+def with_workloads(snap: Snapshot, *objects: tuple[str, Json]) -> Snapshot:
+    for kind, raw in objects:
+        snap.workloads.upsert(kind, raw)
+    return snap
+
+
+def selected(pod: PodInfo, *objects: tuple[str, Json]) -> SpreadSelector:
+    return default_selector(pod, with_workloads(snapshot([], []), *objects).workloads)
+
+
+def test_system_defaulting_spreads_pods_a_service_selects() -> None:
+    """Upstream "system defaulting, nodes don't have zone, pods match service"."""
     nodes = hosts("node-a", "node-b", "node-c", "node-d")
     snap = snapshot(nodes, spread_4321())
-    pod = owned(foo="")
+    pod = make_pod("p", labels={"foo": ""})
+    status = plugin(snap).pre_score(CycleState(), pod, snap.node_info_list)
+    assert status is not None and status.code == Code.SKIP  # no Service yet: no selector
+    with_workloads(snap, (SERVICE, workload({"foo": ""}, "s1")))
     assert run_score(plugin(snap), pod, snap.node_info_list) == [44, 66, 77, 100]
 
 
 def test_system_default_pre_score_state() -> None:
     """Upstream TestPreScoreStateEmptyNodes "system default constraints and a replicaset":
-    nodes without a zone form their own "" zone instead of being ignored."""
+    the ReplicaSet's selector, and nodes without a zone forming their own "" zone."""
     nodes = [
         node("node-a", hostname="node-a", **{ZONE: "mars"}),
         node("node-b", hostname="node-b", **{ZONE: "mars"}),
         node("node-c", hostname="node-c"),
         node("node-d", hostname="node-d"),
     ]
-    snap = snapshot(nodes, [])
+    snap = with_workloads(snapshot(nodes, []), (REPLICA_SET, workload(FOO)))
     state = CycleState()
     pod = owned(foo="tar", baz="sup")
     assert plugin(snap).pre_score(state, pod, snap.node_info_list) is None
     s: PreScoreState = state.read(PRE_SCORE_STATE_KEY)
     assert [(c.max_skew, c.topology_key) for c in s.constraints] == [(3, HOST), (5, ZONE)]
+    assert {c.selector.key for c in s.constraints} == {SpreadSelector.parse(FOO).key}
     assert s.ignored_nodes == set()
     assert s.pod_counts == [{}, {"mars": 0, "": 0}]
     assert s.weights == [math.log(4 + 2), math.log(2 + 2)]
@@ -888,7 +916,8 @@ def test_list_default_constraints_split_by_action() -> None:
             {"maxSkew": 2, "topologyKey": "planet", "whenUnsatisfiable": SA},
         ],
     }
-    snap = snapshot([node("node-a", rack="rack1", hostname="node-a", planet="mars")], [])
+    nodes = [node("node-a", rack="rack1", hostname="node-a", planet="mars")]
+    snap = with_workloads(snapshot(nodes, []), (REPLICA_SET, workload(FOO)))
     pl = plugin(snap, args)
     pod = owned(foo="tar", baz="sup")
     state = CycleState()
@@ -902,34 +931,181 @@ def test_list_default_constraints_split_by_action() -> None:
     assert [(c.max_skew, c.topology_key) for c in hard.constraints] == [(2, "rack")]
 
 
+HARD_DEFAULTS = {
+    "defaultingType": "List",
+    "defaultConstraints": [
+        {"maxSkew": 3, "topologyKey": "node", "whenUnsatisfiable": DNS},
+        {"maxSkew": 2, "topologyKey": "node", "whenUnsatisfiable": SA},
+        {"maxSkew": 5, "topologyKey": "rack", "whenUnsatisfiable": DNS},
+    ],
+}
+
+
+def test_pre_filter_default_constraints_and_a_service() -> None:
+    """Upstream TestPreFilterState "default constraints and a service": the hard defaults,
+    over the Service's selector."""
+    snap = with_workloads(
+        snapshot([zn("node-a", "zone1")], []), (SERVICE, workload({"foo": "bar"}, "s1"))
+    )
+    state = CycleState()
+    pod = make_pod("p", labels={"foo": "bar", "baz": "kar"})
+    assert plugin(snap, HARD_DEFAULTS).pre_filter(state, pod, snap.node_info_list) == (None, None)
+    s: PreFilterState = state.read(PRE_FILTER_STATE_KEY)
+    assert [(c.max_skew, c.topology_key) for c in s.constraints] == [(3, "node"), (5, "rack")]
+    assert {c.selector.key for c in s.constraints} == {
+        SpreadSelector.parse({"matchLabels": {"foo": "bar"}}).key
+    }
+
+
 @pytest.mark.parametrize(
-    ("pod", "args"),
+    ("service", "args"),
     [
-        pytest.param(make_pod("p", labels={"foo": ""}), None, id="no controller"),
-        pytest.param(owned("Job", "batch/v1", foo=""), None, id="unsupported controller"),
-        pytest.param(owned(), None, id="controller pod without labels"),
-        pytest.param(owned(foo=""), LIST, id="list defaulting without defaults"),
-        pytest.param(incoming(spread(1, "zone")), None, id="only hard constraints of its own"),
+        pytest.param({"baz": "kep"}, HARD_DEFAULTS, id="a service that doesn't match"),
+        pytest.param(
+            {"foo": "bar"},
+            {
+                "defaultingType": "List",
+                "defaultConstraints": [
+                    {"maxSkew": 2, "topologyKey": "node", "whenUnsatisfiable": SA}
+                ],
+            },
+            id="default soft constraints and a service",
+        ),
     ],
 )
-def test_pre_score_skip(pod: PodInfo, args: Json | None) -> None:
-    snap = snapshot(hosts("node-a", "node-b"), [])
+def test_pre_filter_skips_default_constraints(service: Json, args: Json) -> None:
+    """Upstream TestPreFilterState: no hard constraint to check means Skip."""
+    snap = with_workloads(snapshot([zn("node-a", "zone1")], []), (SERVICE, workload(service)))
+    pod = make_pod("p", labels={"foo": "bar"})
+    result, status = plugin(snap, args).pre_filter(CycleState(), pod, snap.node_info_list)
+    assert result is None and status is not None and status.code == Code.SKIP
+
+
+@pytest.mark.parametrize(
+    ("pod", "args", "objects"),
+    [
+        pytest.param(make_pod("p", labels={"foo": ""}), None, [], id="no service, no controller"),
+        pytest.param(
+            owned("Job", "batch/v1", foo=""),
+            None,
+            [(REPLICA_SET, workload(FOO))],
+            id="unsupported controller",
+        ),
+        pytest.param(
+            owned(name="rs2", foo="bar", baz="sup"),
+            {
+                "defaultingType": "List",
+                "defaultConstraints": [
+                    {"maxSkew": 2, "topologyKey": "planet", "whenUnsatisfiable": SA}
+                ],
+            },
+            [(REPLICA_SET, workload({"matchExpressions": [{"key": "tar", "operator": "Exists"}]}))],
+            id="default constraints and a replicaset that doesn't match",
+        ),
+        pytest.param(
+            owned(foo=""), LIST, [(REPLICA_SET, workload(FOO))], id="list without defaults"
+        ),
+        pytest.param(
+            incoming(spread(1, "zone")),
+            None,
+            [(SERVICE, workload({"foo": ""}, "s1"))],
+            id="only hard constraints of its own",
+        ),
+    ],
+)
+def test_pre_score_skip(pod: PodInfo, args: Json | None, objects: list[tuple[str, Json]]) -> None:
+    snap = with_workloads(snapshot(hosts("node-a", "node-b"), []), *objects)
     status = plugin(snap, args).pre_score(CycleState(), pod, snap.node_info_list)
     assert status is not None
     assert status.code == Code.SKIP
 
 
-def test_statefulset_per_pod_labels_are_not_part_of_the_selector() -> None:
+SERVICES = [(SERVICE, workload({"app": f"test-{i}"}, f"service-{i}", "test")) for i in range(3)]
+
+
+@pytest.mark.parametrize("i", range(5))
+def test_a_pods_services(i: int) -> None:
+    """Upstream TestGetPodServices: pod i is selected by service i, if there is one."""
+    pod = make_pod(f"test-pod-{i}", namespace="test", labels={"app": f"test-{i}", "label": "x"})
+    want = {"matchLabels": {"app": f"test-{i}"}} if i < 3 else {}
+    assert selected(pod, *SERVICES).key == SpreadSelector.parse(want).key
+
+
+def test_services_of_other_namespaces_and_without_selectors_select_nothing() -> None:
+    pod = make_pod("p", labels={"app": "a"})
+    assert selected(pod, (SERVICE, workload({"app": "a"}, "s", "other"))).empty
+    assert selected(pod, (SERVICE, workload(None, "headless"))).empty
+
+
+def test_services_and_a_replica_set_are_anded() -> None:
+    """Upstream ``DefaultSelector``: the Services' labels merged, then the ReplicaSet's
+    requirements added (selectorspread's "service and replica set" case)."""
+    pod = owned(foo="bar", baz="blah", version="v2")
+    sel = selected(
+        pod,
+        (SERVICE, workload({"baz": "blah"}, "s1")),
+        (SERVICE, workload({"foo": "bar"}, "s2")),
+        (SERVICE, workload({"baz": "other"}, "s3")),
+        (REPLICA_SET, workload({"matchLabels": {"foo": "bar"}})),
+    )
+    assert sel.matches({"foo": "bar", "baz": "blah", "version": "v1"})
+    assert not sel.matches({"foo": "bar"})
+    assert not sel.matches({"baz": "blah"})
+
+
+def test_a_replication_controller_selector_is_merged() -> None:
+    pod = owned(REPLICATION_CONTROLLER, "v1", name="rc1", foo="bar", baz="blah")
+    sel = selected(
+        pod,
+        (SERVICE, workload({"baz": "blah"}, "s1")),
+        (REPLICATION_CONTROLLER, workload({"foo": "bar"}, "rc1")),
+    )
+    assert sel.key == SpreadSelector.parse({"matchLabels": {"baz": "blah", "foo": "bar"}}).key
+
+
+@pytest.mark.parametrize(
+    ("ref", "objects"),
+    [
+        pytest.param(("extensions/v1beta1", REPLICA_SET, "rs1"), [], id="another apiVersion"),
+        pytest.param(("apps/v1", REPLICA_SET, "rs2"), [], id="not in the store"),
+        pytest.param(
+            ("apps/v1", REPLICA_SET, "rs1"),
+            [(REPLICA_SET, workload({"matchExpressions": [{"key": "a", "operator": "Bogus"}]}))],
+            id="a selector upstream cannot convert",
+        ),
+    ],
+)
+def test_a_controller_upstream_cannot_read_adds_nothing(
+    ref: tuple[str, str, str], objects: list[tuple[str, Json]]
+) -> None:
+    api_version, kind, name = ref
+    pod = owned(kind, api_version, name, app="a", foo="bar")
+    sel = selected(
+        pod, (SERVICE, workload({"app": "a"}, "s1")), (REPLICA_SET, workload(FOO)), *objects
+    )
+    assert sel.key == SpreadSelector.parse({"matchLabels": {"app": "a"}}).key
+
+
+def test_a_deleted_workload_no_longer_selects() -> None:
+    snap = with_workloads(snapshot([], []), (SERVICE, workload({"app": "a"}, "s1")))
+    snap.workloads.delete(SERVICE, workload(None, "s1"))
+    assert default_selector(make_pod("p", labels={"app": "a"}), snap.workloads).empty
+
+
+def test_a_stateful_set_counts_its_pods_of_every_revision() -> None:
+    """The StatefulSet's selector, not the pod's labels: siblings of an older template
+    (another version label, another revision hash) count too."""
     siblings = [
         make_pod(
             f"web-{i}",
             node_name="node-a",
-            labels={"app": "web", "statefulset.kubernetes.io/pod-name": f"web-{i}"},
+            labels={"app": "web", "version": "v1", "controller-revision-hash": "web-1"},
         )
         for i in range(2)
     ]
     snap = snapshot(hosts("node-a", "node-b"), siblings)
-    pod = owned("StatefulSet", app="web", **{"statefulset.kubernetes.io/pod-name": "web-2"})
+    with_workloads(snap, (STATEFUL_SET, workload({"matchLabels": {"app": "web"}}, "web")))
+    pod = owned(STATEFUL_SET, name="web", app="web", version="v2")
     assert run_score(plugin(snap), pod, snap.node_info_list) == [40, 100]
 
 

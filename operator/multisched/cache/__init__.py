@@ -16,6 +16,7 @@ from .pod_info import (
 from .quantity import QuantityError, parse_quantity, to_int, to_milli
 from .resources import Resource
 from .volumes import VOLUME_KINDS, AssumeCache, AssumeError, VolumeStore
+from .workloads import WORKLOAD_KINDS, WorkloadStore
 
 __all__ = [
     "DEFAULT_SCHEDULER_NAME",
@@ -24,6 +25,7 @@ __all__ = [
     "POD_GROUP",
     "POD_GROUP_LABEL",
     "VOLUME_KINDS",
+    "WORKLOAD_KINDS",
     "AffinityTerm",
     "AssumeCache",
     "AssumeError",
@@ -47,6 +49,7 @@ __all__ = [
     "Toleration",
     "VolumeStore",
     "WeightedAffinityTerm",
+    "WorkloadStore",
     "parse_quantity",
     "to_int",
     "to_milli",

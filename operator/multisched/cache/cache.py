@@ -19,6 +19,7 @@ from .pod_counts import Matcher, SelectorCounts, SelectorIndex, TermIndex
 from .pod_info import PodInfo
 from .resources import Resource
 from .volumes import VolumeStore
+from .workloads import WorkloadStore
 
 _NO_DEADLINE = float("inf")
 #: Sets of topology domains kept at most (per set of keys and node affinity asked for), and
@@ -151,6 +152,11 @@ class Snapshot:
         return self._cache.namespace_requests.get(namespace) or Resource()
 
     @property
+    def workloads(self) -> WorkloadStore:
+        """The selectors of Services, ReplicaSets, StatefulSets and ReplicationControllers."""
+        return self._cache.workloads
+
+    @property
     def groups(self) -> GroupStore:
         """PodGroups, ElasticQuotas and the pods of each group."""
         return self._cache.groups
@@ -196,6 +202,8 @@ class Cache:
         self.volumes = VolumeStore()
         #: PodGroups, ElasticQuotas and the pods of each group (the gang and quota plugins).
         self.groups = GroupStore()
+        #: Services and pod controllers: PodTopologySpread's default selectors.
+        self.workloads = WorkloadStore()
         #: Requests of the pods on nodes (assumed ones included), per namespace: what
         #: CapacityScheduling charges against an ElasticQuota.
         self.namespace_requests: dict[str, Resource] = {}

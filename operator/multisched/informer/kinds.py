@@ -1,5 +1,5 @@
-"""REST coordinates of the storage kinds, by kind name: the operator's informers and the
-live commands' listings read the same six (what the volume plugins need)."""
+"""REST coordinates of the kinds plugins read besides pods and nodes, by kind name: the
+operator's informers and the live commands' listings read the same ones."""
 
 from __future__ import annotations
 
@@ -19,4 +19,13 @@ STORAGE: dict[str, Resource] = {
 GROUPS: dict[str, Resource] = {
     "PodGroup": Resource("scheduling.x-k8s.io", "v1alpha1", "podgroups"),
     "ElasticQuota": Resource("scheduling.x-k8s.io", "v1alpha1", "elasticquotas"),
+}
+
+#: Services and pod controllers: PodTopologySpread's default selectors (upstream
+#: ``helper.DefaultSelector``).
+WORKLOADS: dict[str, Resource] = {
+    "Service": Resource("", "v1", "services"),
+    "ReplicationController": Resource("", "v1", "replicationcontrollers"),
+    "ReplicaSet": Resource("apps", "v1", "replicasets"),
+    "StatefulSet": Resource("apps", "v1", "statefulsets"),
 }

@@ -14,7 +14,7 @@ import aiohttp
 import yaml
 from kubernetes_asyncio import client as k8s
 
-from multisched.informer.kinds import GROUPS, STORAGE
+from multisched.informer.kinds import GROUPS, STORAGE, WORKLOADS
 from multisched.transport import ApiError, Resource, list_objects
 from multisched.transport import kubeconfig as kubeconfig_loader
 from multisched.transport.kubeconfig import kubeconfig_path
@@ -48,8 +48,8 @@ class LiveCluster:
     priority_classes: list[dict[str, Any]] = field(default_factory=list)
     pdbs: list[dict[str, Any]] = field(default_factory=list)
     profiles: list[dict[str, Any]] = field(default_factory=list)
-    #: Storage objects, PodGroups and ElasticQuotas by kind (``STORAGE``'s and ``GROUPS``'
-    #: keys).
+    #: Storage objects, PodGroups and ElasticQuotas, Services and pod controllers, by kind
+    #: (``STORAGE``'s, ``GROUPS``' and ``WORKLOADS``' keys).
     storage: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     #: Kinds that could not be read (forbidden, not served): one line each, for stderr.
     warnings: list[str] = field(default_factory=list)
@@ -118,10 +118,11 @@ async def list_kind(
 async def read_cluster(api_client: k8s.ApiClient) -> LiveCluster:
     """Every object scheduling reads, listed concurrently; finished pods are left out.
 
-    Storage kinds the account may not list (or the cluster does not serve) are read as none,
-    with a warning: the pods without volumes are still explained right."""
+    Storage, group and workload kinds the account may not list (or the cluster does not
+    serve) are read as none, with a warning: the pods without volumes are still explained
+    right."""
     kinds = (NODES, PODS, NAMESPACES, PRIORITY_CLASSES, PDBS, PROFILES)
-    storage_kinds = [*STORAGE.items(), *GROUPS.items()]
+    storage_kinds = [*STORAGE.items(), *GROUPS.items(), *WORKLOADS.items()]
     results = await asyncio.gather(
         *(list_kind(api_client, r) for r in kinds),
         *(list_kind(api_client, r) for _, r in storage_kinds),
@@ -144,14 +145,20 @@ async def read_cluster(api_client: k8s.ApiClient) -> LiveCluster:
     )
     for (kind, _), res in zip(storage_kinds, results[len(kinds) :], strict=True):
         if isinstance(res, LiveError):
-            what = "gangs and quotas" if kind in GROUPS else "volumes"
-            cluster.warnings.append(f"{res}; {what} are judged without {kind}s")
+            cluster.warnings.append(f"{res}; {_judged_without(kind)}")
             cluster.storage[kind] = []
         elif isinstance(res, BaseException):
             raise res
         else:
             cluster.storage[kind] = res
     return cluster
+
+
+def _judged_without(kind: str) -> str:
+    if kind in WORKLOADS:
+        return f"default topology spreading is judged without {kind}s"
+    what = "gangs and quotas" if kind in GROUPS else "volumes"
+    return f"{what} are judged without {kind}s"
 
 
 async def read(kubeconfig: str | None = None) -> LiveCluster:

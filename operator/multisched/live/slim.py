@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from multisched.informer.kinds import GROUPS, STORAGE
+from multisched.informer.kinds import GROUPS, STORAGE, WORKLOADS
 
 from .reading import LiveCluster
 
@@ -136,9 +136,28 @@ def slim_storage(kind: str, raw: Mapping[str, Any]) -> dict[str, Any]:
     return {"apiVersion": _api_version(kind), "kind": kind, "metadata": meta, **out}
 
 
+def slim_workload(kind: str, raw: Mapping[str, Any]) -> dict[str, Any]:
+    """A Service or pod controller: its identity and selector, all default spreading reads
+    (a ReplicaSet's pod template can be most of a dump), and a controller's template labels,
+    which the API server requires its selector to match."""
+    meta = _pick(raw.get("metadata"), ("name", "namespace"))
+    spec = raw.get("spec") or {}
+    out: dict[str, Any] = {}
+    if spec.get("selector") is not None:
+        out["selector"] = spec["selector"]
+    if kind != "Service":
+        labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
+        out["template"] = {"metadata": {"labels": labels}}
+    return _obj(_api_version(kind), kind, meta, spec=out)
+
+
+def _slim_listed(kind: str, raw: Mapping[str, Any]) -> dict[str, Any]:
+    return slim_workload(kind, raw) if kind in WORKLOADS else slim_storage(kind, raw)
+
+
 def _api_version(kind: str) -> str:
-    """Of a storage kind or one of scheduler-plugins' kinds (LIST items omit it)."""
-    resource = STORAGE.get(kind) or GROUPS[kind]
+    """Of a storage, scheduler-plugins' or workload kind (LIST items omit it)."""
+    resource = STORAGE.get(kind) or GROUPS.get(kind) or WORKLOADS[kind]
     return f"{resource.group}/{resource.version}" if resource.group else resource.version
 
 
@@ -167,7 +186,7 @@ def documents(cluster: LiveCluster) -> list[dict[str, Any]]:
         key=_namespaced_key,
     )
     for kind, objs in cluster.storage.items():
-        out += sorted((slim_storage(kind, o) for o in objs), key=_namespaced_key)
+        out += sorted((_slim_listed(kind, o) for o in objs), key=_namespaced_key)
     out += sorted((slim_pod(o) for o in cluster.pods), key=_pod_order)
     out += sorted((slim_profile(o) for o in cluster.profiles), key=_name)
     return out
@@ -192,7 +211,7 @@ def raw_documents(cluster: LiveCluster) -> list[dict[str, Any]]:
             obj["kind"] = kind
             if kind == "SchedulerProfile":
                 obj.setdefault("apiVersion", "multisched.dev/v1alpha1")
-            elif kind in STORAGE or kind in GROUPS:
+            elif kind in STORAGE or kind in GROUPS or kind in WORKLOADS:
                 obj.setdefault("apiVersion", _api_version(kind))
             out.append(obj)
     return out

@@ -8,9 +8,10 @@ through too. Events come by two routes, one meaning each:
 - kopf brings *unscheduled* pods (``on_pod``, ``on_pending_pod_gone``): they are queued
   when their schedulerName is served, and kept raw otherwise, to be parsed only if a
   SchedulerProfile takes that name later.
-- The intake's informers bring assigned pods, nodes, namespaces, PDBs and the storage
-  objects the volume plugins read: what the engine counts. Bound pods are kept compact (the
-  plugins' slots and the pod's identity).
+- The intake's informers bring assigned pods, nodes, namespaces, PDBs, the storage
+  objects the volume plugins read, and the Services and pod controllers whose selectors
+  PodTopologySpread's default constraints use: what the engine counts. Bound pods are kept
+  compact (the plugins' slots and the pod's identity).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from multisched.cache import NodeError, PodError, PodInfo
-from multisched.informer.kinds import GROUPS, STORAGE
+from multisched.informer.kinds import GROUPS, STORAGE, WORKLOADS
 from multisched.scheduler.feed import EngineFeed
 
 from .client import KubeClient
@@ -93,7 +94,23 @@ class ClusterEventHandlers:
                 Feed(resource, self._group_upsert(kind), self._group_delete(kind), optional=True)
                 for kind, resource in GROUPS.items()
             ),
+            *(
+                Feed(resource, self._workload_upsert(kind), self._workload_delete(kind))
+                for kind, resource in WORKLOADS.items()
+            ),
         ]
+
+    def _workload_upsert(self, kind: str) -> Callable[[dict[str, Any]], None]:
+        def upsert(body: dict[str, Any]) -> None:
+            self.engine.on_workload_object(kind, body)
+
+        return upsert
+
+    def _workload_delete(self, kind: str) -> Callable[[dict[str, Any]], None]:
+        def delete(body: dict[str, Any]) -> None:
+            self.engine.on_workload_object(kind, body, deleted=True)
+
+        return delete
 
     def _group_upsert(self, kind: str) -> Callable[[dict[str, Any]], None]:
         def upsert(body: dict[str, Any]) -> None:

@@ -7,7 +7,9 @@ comes from here, as kube-scheduler's informers feed its cache:
 - assigned, non-terminal pods (kube-scheduler's own field selector);
 - namespaces (labels, for namespaceSelector) and PodDisruptionBudgets (preemption);
 - PersistentVolumes, claims, StorageClasses, CSINodes, CSIDrivers and CSIStorageCapacities
-  (the volume plugins).
+  (the volume plugins);
+- Services, ReplicationControllers, ReplicaSets and StatefulSets (the selectors of
+  PodTopologySpread's default constraints).
 
 The scheduling loop passes ``gate`` before every cycle: it holds the loop until every kind
 is listed (WaitForCacheSync) and while any kind is between a failure and its recovery. A

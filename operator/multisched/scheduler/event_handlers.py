@@ -177,6 +177,14 @@ class EventHandlers:
             groups.upsert(kind, raw)
         self.queue.move_all_to_active_or_backoff(ClusterEvent(kind, action))
 
+    def on_workload_object(self, kind: str, raw: dict[str, Any], deleted: bool = False) -> None:
+        """A Service or pod controller changed: only scores read it (default spreading), so
+        no rejected pod may fit because of it, and none moves (upstream registers no event)."""
+        if deleted:
+            self.cache.workloads.delete(kind, raw)
+        else:
+            self.cache.workloads.upsert(kind, raw)
+
     def on_storage_object_deleted(self, kind: str, raw: dict[str, Any]) -> None:
         """Upstream moves no pod when a storage object goes; the readers forget it."""
         self.cache.volumes.delete(kind, raw)

@@ -91,3 +91,8 @@ class EngineFeed(Protocol):
     def on_group_object(self, kind: str, raw: dict[str, Any], deleted: bool = False) -> None:
         """A PodGroup or ElasticQuota was added, changed or (``deleted``) deleted."""
         ...
+
+    def on_workload_object(self, kind: str, raw: dict[str, Any], deleted: bool = False) -> None:
+        """A Service, ReplicationController, ReplicaSet or StatefulSet was added, changed or
+        (``deleted``) deleted: what PodTopologySpread's default selectors read."""
+        ...

@@ -16,6 +16,7 @@ from typing import Any
 from multisched.cache import Cache, NodeError, PodError, PodInfo
 from multisched.cache.groups import GROUP_KINDS
 from multisched.cache.volumes import NAMESPACED_VOLUME_KINDS, VOLUME_KINDS
+from multisched.cache.workloads import WORKLOAD_KINDS
 from multisched.config.loader import embedded_configs
 from multisched.config.resolved import ResolvedConfig
 from multisched.framework import Registry
@@ -35,6 +36,10 @@ from .sim_volumes import ANN_SELECTED_NODE, SimVolumeController
 
 #: Rounds of "drain the queue, then retry pods that preemption made room for".
 MAX_ROUNDS = 4
+#: Kinds whose names are unique per namespace.
+_NAMESPACED_KINDS = frozenset(
+    {"Pod", "PodDisruptionBudget", *NAMESPACED_VOLUME_KINDS, *GROUP_KINDS, *WORKLOAD_KINDS}
+)
 
 
 class InputError(InputErrors):
@@ -135,6 +140,8 @@ class ClusterInput:
         self.storage: list[tuple[str, dict[str, Any]]] = []
         #: PodGroups and ElasticQuotas, as (kind, object).
         self.groups: list[tuple[str, dict[str, Any]]] = []
+        #: Services and pod controllers (default spreading's selectors), as (kind, object).
+        self.workloads: list[tuple[str, dict[str, Any]]] = []
         self.configs: list[tuple[str, dict[str, Any]]] = []
         self._seen: dict[tuple[str, str], str] = {}
         self._default_class = ""
@@ -174,7 +181,7 @@ class ClusterInput:
             return []
         namespace = meta.get("namespace") if isinstance(meta, Mapping) else None
         key = name
-        if doc.kind in ("Pod", "PodDisruptionBudget", *NAMESPACED_VOLUME_KINDS, *GROUP_KINDS):
+        if doc.kind in _NAMESPACED_KINDS:
             key = f"{namespace if isinstance(namespace, str) and namespace else 'default'}/{name}"
         first = self._seen.setdefault((doc.kind, key), doc.index)
         if first == doc.index:
@@ -226,6 +233,14 @@ class ClusterInput:
             )
             meta.setdefault("creationTimestamp", _input_time(len(self.groups)))
             self.groups.append((kind, {**raw, "metadata": meta}))
+        elif kind in WORKLOAD_KINDS:
+            meta = {"namespace": "default", **meta}
+            spec = raw.get("spec") or {}
+            if kind == "ReplicationController" and not spec.get("selector"):
+                # The API server's default: the template's labels.
+                labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels")
+                spec = {**spec, "selector": labels}
+            self.workloads.append((kind, {**raw, "metadata": meta, "spec": spec}))
         elif kind in VOLUME_KINDS:
             meta = dict(meta)
             if kind in NAMESPACED_VOLUME_KINDS and not meta.get("namespace"):
@@ -255,8 +270,8 @@ class ClusterInput:
         return self.default_priority
 
     def load_into(self, engine: EngineFeed) -> None:
-        """Namespaces, PDBs, storage and group objects and nodes into ``engine`` (before any
-        pod: nothing is queued yet); a node it cannot read is bad input."""
+        """Namespaces, PDBs, storage, group and workload objects and nodes into ``engine``
+        (before any pod: nothing is queued yet); a node it cannot read is bad input."""
         for ns, labels in self.namespaces.items():
             engine.on_namespace(ns, labels)
         for key, pdb in self.pdbs.items():
@@ -265,6 +280,8 @@ class ClusterInput:
             engine.on_storage_object(kind, obj)
         for kind, obj in self.groups:
             engine.on_group_object(kind, obj)
+        for kind, obj in self.workloads:
+            engine.on_workload_object(kind, obj)
         for raw in self.nodes:
             try:
                 engine.on_node(raw)

@@ -654,13 +654,15 @@ RULES: dict[str, tuple[Sequence[str], Callable[[Obj], list[str]]]] = {
 
 
 def _storage_rules() -> None:
-    """The storage kinds' and scheduler-plugins' kinds' rules live beside the others'
-    (storage.py and groups.py import this module)."""
+    """The storage kinds', scheduler-plugins' kinds' and workload kinds' rules live beside
+    the others' (storage.py, groups.py and workloads.py import this module)."""
     from .groups import GROUP_RULES
     from .storage import STORAGE_RULES
+    from .workloads import WORKLOAD_RULES
 
     RULES.update(STORAGE_RULES)
     RULES.update(GROUP_RULES)
+    RULES.update(WORKLOAD_RULES)
 
 
 _storage_rules()

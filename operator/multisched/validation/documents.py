@@ -34,9 +34,17 @@ CLUSTER_KINDS = (
     "CSIStorageCapacity",
     "PodGroup",
     "ElasticQuota",
+    "Service",
+    "ReplicationController",
+    "ReplicaSet",
+    "StatefulSet",
 )
 NAMESPACED = frozenset(
     {
+        "Service",
+        "ReplicationController",
+        "ReplicaSet",
+        "StatefulSet",
         "Pod",
         "PodDisruptionBudget",
         "ConfigMap",

@@ -79,6 +79,24 @@ def is_dns1123_label(value: str) -> list[str]:
     return errs
 
 
+_DNS1035_LABEL_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
+_DNS1035_LABEL_MSG = (
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with "
+    "an alphabetic character, and end with an alphanumeric character"
+)
+_DNS1035_LABEL_RE = re.compile(f"^{_DNS1035_LABEL_FMT}$")
+
+
+def is_dns1035_label(value: str) -> list[str]:
+    """``validation.IsDNS1035Label`` (a Service's name)."""
+    errs = []
+    if len(value) > _DNS1123_LABEL_MAX:
+        errs.append(_max_len_error(_DNS1123_LABEL_MAX))
+    if not _DNS1035_LABEL_RE.fullmatch(value):
+        errs.append(_regex_error(_DNS1035_LABEL_MSG, _DNS1035_LABEL_FMT, "my-name", "abc-123"))
+    return errs
+
+
 def is_qualified_name(value: str) -> list[str]:
     """``validation.IsQualifiedName``: an optional DNS subdomain prefix, '/', and a name."""
     errs: list[str] = []

@@ -6,24 +6,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from multisched.cache import LabelSelector, NodeInfo, PodInfo, Requirement, Snapshot
+from multisched.cache.workloads import CONTROLLER_KINDS, ControllerSelector, WorkloadStore
 
 from .._node_affinity_required import RequiredNodeAffinity
 
 HONOR = "Honor"
-
-#: Controllers whose selector the pod's labels satisfy, as upstream ``DefaultSelector`` reads
-#: them (apiVersion, kind) from the pod's controller reference.
-_SPREAD_CONTROLLERS = frozenset(
-    {("v1", "ReplicationController"), ("apps/v1", "ReplicaSet"), ("apps/v1", "StatefulSet")}
-)
-#: Labels controllers stamp on each pod that their selectors never include.
-_PER_POD_LABELS = frozenset(
-    {
-        "statefulset.kubernetes.io/pod-name",
-        "apps.kubernetes.io/pod-index",
-        "controller-revision-hash",
-    }
-)
 
 
 class SpreadSelector:
@@ -81,6 +68,7 @@ class SpreadSelector:
 
 
 _NOTHING = SpreadSelector((), (), nothing=True)
+_EMPTY = SpreadSelector((), ())
 
 
 class Constraint:
@@ -153,37 +141,60 @@ def filter_constraints(
     return out
 
 
-def default_selector(pod: PodInfo) -> SpreadSelector | None:
-    """Approximates upstream ``helper.DefaultSelector``, which needs Service/RC/RS/SS listers.
+def default_selector(pod: PodInfo, workloads: WorkloadStore | None) -> SpreadSelector:
+    """Upstream ``helper.DefaultSelector``: the labels of every Service of the pod's namespace
+    that selects it, merged, and then its controller's selector (a ReplicationController's
+    merged in, a ReplicaSet's or StatefulSet's requirements added). A controller the store
+    does not hold adds nothing, as a lister's NotFound does; without a store (a plugin built
+    with no cluster) the selector is empty."""
+    if workloads is None:
+        return _EMPTY
+    pod_labels = pod.labels
+    label_set: dict[str, str] = {}
+    for selector in workloads.service_selectors(pod.namespace):
+        for key, value in selector:
+            if pod_labels.get(key) != value:
+                break
+        else:
+            label_set.update(selector)
+    requirements: tuple[Requirement, ...] = ()
+    extra: tuple[tuple[str, str], ...] = ()
+    controller = _controller(pod, workloads)
+    if controller is not None and controller.usable:
+        if controller.merge:
+            label_set.update(controller.match_labels)
+        else:
+            extra, requirements = controller.match_labels, controller.requirements
+    if not label_set and not extra and not requirements:
+        return _EMPTY
+    return SpreadSelector(tuple(label_set.items()) + extra, requirements)
 
-    We keep no such listers. A ReplicaSet/ReplicationController/StatefulSet selects its
-    pods by labels the pods carry, so a pod with one of those as controller gets a
-    selector built from its own labels, minus the labels those controllers stamp on each
-    pod individually (pod name/index, revision hash) that their selectors never contain.
-    This is stricter than the controller's selector when the pod template has extra
-    labels, which only matters if sibling pods differ in them. Services are not
-    considered: a pod with no such controller gets no default constraints.
-    """
+
+def _controller(pod: PodInfo, workloads: WorkloadStore) -> ControllerSelector | None:
+    """The selector of the pod's controller (``metav1.GetControllerOf``: the first owner
+    reference marked controller), if it is a kind ``DefaultSelector`` follows and known."""
     for ref in pod.owner_references:
-        if not ref.get("controller"):
-            continue
-        if (ref.get("apiVersion", ""), ref.get("kind", "")) not in _SPREAD_CONTROLLERS:
-            return None
-        labels = tuple((k, v) for k, v in pod.labels.items() if k not in _PER_POD_LABELS)
-        return SpreadSelector(labels, ()) if labels else None
+        if ref.get("controller"):
+            kind = CONTROLLER_KINDS.get((ref.get("apiVersion", ""), ref.get("kind", "")))
+            if kind is None:
+                return None
+            return workloads.controller(kind, pod.namespace, str(ref.get("name") or ""))
     return None
 
 
 def build_default_constraints(
-    defaults: Sequence[Mapping[str, Any]], pod: PodInfo, action: str
+    defaults: Sequence[Mapping[str, Any]],
+    pod: PodInfo,
+    action: str,
+    workloads: WorkloadStore | None,
 ) -> list[Constraint]:
     """``buildDefaultConstraints``: the defaults with this action, all using the pod's
     default selector; none when the selector would be empty."""
     constraints = filter_constraints(defaults, pod.labels, action)
     if not constraints:
         return []
-    selector = default_selector(pod)
-    if selector is None or selector.empty:
+    selector = default_selector(pod, workloads)
+    if selector.empty:
         return []
     return [c.with_selector(selector) for c in constraints]
 

@@ -2,8 +2,9 @@
 
 Follows upstream ``podtopologyspread`` (plugin.go, common.go, filtering.go, scoring.go):
 DoNotSchedule constraints filter, ScheduleAnyway constraints score. A pod without
-constraints of its own gets the profile's default constraints when it belongs to a
-controller (see ``default_selector`` for how we approximate upstream's listers).
+constraints of its own gets the profile's default constraints over its default selector:
+the Services that select it and its ReplicaSet, StatefulSet or ReplicationController
+(``default_selector``, from the cache's ``WorkloadStore``).
 """
 
 from __future__ import annotations
@@ -108,7 +109,11 @@ class PodTopologySpread:
         if own:
             return filter_constraints(own, pod.labels, action)
         defaults = self._defaults[action]
-        return build_default_constraints(defaults, pod, action) if defaults else []
+        if not defaults:
+            return []
+        snapshot = self._snapshot()
+        workloads = snapshot.workloads if snapshot is not None else None
+        return build_default_constraints(defaults, pod, action, workloads)
 
     # -- PreFilter / Filter ----------------------------------------------------------------
 

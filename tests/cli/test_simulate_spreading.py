@@ -1,0 +1,140 @@
+"""``multisched simulate`` with Services and pod controllers: default spreading reads their
+selectors (the example file), and they are checked as the API server checks them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from multisched.cli import main
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "cluster" / "spreading.yaml"
+SEEDS = range(8)
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def placements(capsys: pytest.CaptureFixture[str], path: Path, pod: str) -> set[str]:
+    """Where ``pod`` goes, over several tie-breaking seeds."""
+    nodes = set()
+    for seed in SEEDS:
+        code, out, err = run(capsys, "simulate", str(path), "-o", "json", "--seed", str(seed))
+        assert code == 0, err
+        (row,) = [p for p in json.loads(out)["pods"] if p["pod"] == pod]
+        nodes.add(row["node"])
+    return nodes
+
+
+def without(text: str, header: str) -> str:
+    return "\n---\n".join(d for d in text.split("\n---\n") if header not in d)
+
+
+def test_a_service_spreads_the_pods_it_selects(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert placements(capsys, EXAMPLE, "default/web-1") == {"b1"}
+    # Without the Service, web-0 is no sibling: the two nodes tie and either may win.
+    alone = tmp_path / "alone.yaml"
+    alone.write_text(without(EXAMPLE.read_text(), "kind: Service\n"))
+    assert placements(capsys, alone, "default/web-1") == {"a1", "b1"}
+
+
+STATEFUL_SET = """
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: web}
+spec:
+  serviceName: web
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web, version: v2}}
+    spec: {containers: [{name: web, image: nginx}]}
+"""
+OWNED = """metadata:
+  name: web-1
+  labels: {app: web, version: v2}
+  ownerReferences: [{apiVersion: apps/v1, kind: StatefulSet, name: web, uid: u1, controller: true}]
+"""
+
+
+def test_a_stateful_set_spreads_its_pods_of_every_revision(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = without(EXAMPLE.read_text(), "kind: Service\n")
+    text = text.replace("metadata: {name: web-1, labels: {app: web}}\n", OWNED)
+    path = tmp_path / "set.yaml"
+    path.write_text(text + STATEFUL_SET)
+    assert placements(capsys, path, "default/web-1") == {"b1"}  # web-0 (no version) counts
+
+
+@pytest.mark.parametrize(
+    ("document", "problem"),
+    [
+        (
+            "apiVersion: v1\nkind: Service\nmetadata: {name: 1web}\nspec: {selector: {app: web}}",
+            'document 8 (Service default/1web): metadata.name: Invalid value: "1web": a DNS-1035 '
+            "label must consist of lower case alphanumeric characters or '-', start with an "
+            "alphabetic character, and end with an alphanumeric character",
+        ),
+        (
+            "apiVersion: v1\nkind: Service\nmetadata: {name: web2}\nspec: {selector: {app: 'a b'}}",
+            'document 8 (Service default/web2): spec.selector: Invalid value: "a b"',
+        ),
+        (
+            "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: rs}\n"
+            "spec: {selector: {matchLabels: {app: web}},\n"
+            "       template: {metadata: {labels: {app: db}}}}",
+            "document 8 (ReplicaSet default/rs): spec.template.metadata.labels: Invalid value: "
+            'map[string]string{"app":"db"}: `selector` does not match template `labels`',
+        ),
+        (
+            "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: ss}\n"
+            "spec: {selector: {}, template: {metadata: {labels: {app: db}}}}",
+            "document 8 (StatefulSet default/ss): spec.selector: Invalid value: "
+            "&LabelSelector{MatchLabels:map[string]string{},MatchExpressions:"
+            "[]LabelSelectorRequirement{},}: empty selector is invalid for statefulset",
+        ),
+        (
+            "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: rs}\n"
+            "spec: {template: {metadata: {labels: {app: db}}}}",
+            "document 8 (ReplicaSet default/rs): spec.selector: Required value",
+        ),
+        (
+            "apiVersion: v1\nkind: ReplicationController\nmetadata: {name: rc}\nspec: {}",
+            "document 8 (ReplicationController default/rc): spec.selector: Required value",
+        ),
+    ],
+)
+def test_bad_workload_objects_are_refused_with_one_line_each(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], document: str, problem: str
+) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(EXAMPLE.read_text() + "\n---\n" + document + "\n")
+    code, out, err = run(capsys, "simulate", str(bad))
+    assert code == 2
+    assert out == ""
+    assert f"error: bad.yaml: {problem}" in err
+    assert "Traceback" not in err
+
+
+def test_a_replication_controller_defaults_its_selector_to_its_template_labels(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = without(EXAMPLE.read_text(), "kind: Service\n").replace(
+        "metadata: {name: web-1, labels: {app: web}}\n",
+        OWNED.replace("apps/v1, kind: StatefulSet", "v1, kind: ReplicationController"),
+    )
+    rc = (
+        "\n---\napiVersion: v1\nkind: ReplicationController\nmetadata: {name: web}\n"
+        "spec: {template: {metadata: {labels: {app: web}}}}\n"
+    )
+    path = tmp_path / "rc.yaml"
+    path.write_text(text + rc)
+    assert placements(capsys, path, "default/web-1") == {"b1"}
