@@ -326,6 +326,19 @@ def test_unsupported_volume_plugin(point: str) -> None:
     ]
 
 
+def test_selector_spread_is_refused_as_v1_refuses_it() -> None:
+    """Upstream ``invalidPluginsByVersion``: SelectorSpread may not be enabled in v1 (kube-
+    scheduler v1.28: 'Invalid value: "SelectorSpread": was invalid in version "v1"');
+    disabling it stays harmless."""
+    assert profile_problems({"score": {"enabled": named("SelectorSpread")}}) == [
+        "profiles[0](p).plugins.score.enabled[0](SelectorSpread): plugin SelectorSpread was "
+        "removed from KubeSchedulerConfiguration v1 (kube-scheduler v1.28 refuses it too); "
+        "PodTopologySpread's default constraints spread the pods of a Service or controller "
+        "in its place"
+    ]
+    assert one({"score": {"disabled": named("SelectorSpread")}}).plugins["score"]
+
+
 def test_unsupported_plugin_config() -> None:
     assert profile_problems(pluginConfig=[{"name": "DynamicResources", "args": {}}]) == [
         "profiles[0](p).pluginConfig[0](DynamicResources): plugin DynamicResources is not "

@@ -42,11 +42,26 @@ UNSUPPORTED_PLUGINS: frozenset[str] = frozenset(
         "AzureDiskLimits",
         "CinderLimits",
         "DynamicResources",
+        "SelectorSpread",
     }
 )
 
 
+#: Plugins KubeSchedulerConfiguration v1 refuses (upstream ``invalidPluginsByVersion``),
+#: with what does their work now.
+REMOVED_PLUGINS: dict[str, str] = {
+    "SelectorSpread": (
+        "PodTopologySpread's default constraints spread the pods of a Service or controller"
+    ),
+}
+
+
 def unsupported_message(name: str) -> str:
+    if name in REMOVED_PLUGINS:
+        return (
+            f"plugin {name} was removed from KubeSchedulerConfiguration v1 (kube-scheduler "
+            f"v1.28 refuses it too); {REMOVED_PLUGINS[name]} in its place"
+        )
     scope = (
         "dynamic resource allocation is out of scope"
         if name == "DynamicResources"
