@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 from multisched.cache import NodeError, PodError, PodInfo
@@ -95,22 +96,14 @@ class ClusterEventHandlers:
                 for kind, resource in GROUPS.items()
             ),
             *(
-                Feed(resource, self._workload_upsert(kind), self._workload_delete(kind))
+                Feed(
+                    resource,
+                    partial(self.engine.on_workload_object, kind),
+                    partial(self.engine.on_workload_object, kind, deleted=True),
+                )
                 for kind, resource in WORKLOADS.items()
             ),
         ]
-
-    def _workload_upsert(self, kind: str) -> Callable[[dict[str, Any]], None]:
-        def upsert(body: dict[str, Any]) -> None:
-            self.engine.on_workload_object(kind, body)
-
-        return upsert
-
-    def _workload_delete(self, kind: str) -> Callable[[dict[str, Any]], None]:
-        def delete(body: dict[str, Any]) -> None:
-            self.engine.on_workload_object(kind, body, deleted=True)
-
-        return delete
 
     def _group_upsert(self, kind: str) -> Callable[[dict[str, Any]], None]:
         def upsert(body: dict[str, Any]) -> None:

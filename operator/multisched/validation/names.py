@@ -70,13 +70,20 @@ _DNS1123_LABEL_MAX = 63
 _DNS1123_LABEL_RE = re.compile(f"^{_DNS1123_LABEL_FMT}$")
 
 
-def is_dns1123_label(value: str) -> list[str]:
+def _label(value: str, pattern: re.Pattern[str], msg: str, fmt: str, *examples: str) -> list[str]:
+    """A DNS label: at most 63 characters, matching ``pattern``."""
     errs = []
     if len(value) > _DNS1123_LABEL_MAX:
         errs.append(_max_len_error(_DNS1123_LABEL_MAX))
-    if not _DNS1123_LABEL_RE.fullmatch(value):
-        errs.append(_regex_error(_DNS1123_LABEL_MSG, _DNS1123_LABEL_FMT, "my-name", "123-abc"))
+    if not pattern.fullmatch(value):
+        errs.append(_regex_error(msg, fmt, *examples))
     return errs
+
+
+def is_dns1123_label(value: str) -> list[str]:
+    return _label(
+        value, _DNS1123_LABEL_RE, _DNS1123_LABEL_MSG, _DNS1123_LABEL_FMT, "my-name", "123-abc"
+    )
 
 
 _DNS1035_LABEL_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
@@ -89,12 +96,9 @@ _DNS1035_LABEL_RE = re.compile(f"^{_DNS1035_LABEL_FMT}$")
 
 def is_dns1035_label(value: str) -> list[str]:
     """``validation.IsDNS1035Label`` (a Service's name)."""
-    errs = []
-    if len(value) > _DNS1123_LABEL_MAX:
-        errs.append(_max_len_error(_DNS1123_LABEL_MAX))
-    if not _DNS1035_LABEL_RE.fullmatch(value):
-        errs.append(_regex_error(_DNS1035_LABEL_MSG, _DNS1035_LABEL_FMT, "my-name", "abc-123"))
-    return errs
+    return _label(
+        value, _DNS1035_LABEL_RE, _DNS1035_LABEL_MSG, _DNS1035_LABEL_FMT, "my-name", "abc-123"
+    )
 
 
 def is_qualified_name(value: str) -> list[str]:
