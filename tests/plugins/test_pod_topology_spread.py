@@ -1086,6 +1086,60 @@ def test_a_controller_upstream_cannot_read_adds_nothing(
     assert sel.key == SpreadSelector.parse({"matchLabels": {"app": "a"}}).key
 
 
+def test_a_service_selector_value_needs_the_key() -> None:
+    """``labels.Set{"foo": ""}`` requires foo, even empty: a pod without it is not selected."""
+    objects = [(SERVICE, workload({"foo": ""}, "s1"))]
+    assert selected(make_pod("p", labels={"app": "a"}), *objects).empty
+    assert not selected(make_pod("p", labels={"foo": ""}), *objects).empty
+
+
+@pytest.mark.parametrize(
+    ("refs", "want"),
+    [
+        pytest.param(
+            [("apps/v1", REPLICA_SET, "other", False), ("apps/v1", REPLICA_SET, "rs1", True)],
+            {"app": "a"},
+            id="the reference marked controller, not the first",
+        ),
+        pytest.param([("/v1", REPLICATION_CONTROLLER, "rc1", True)], {"rc": "x"}, id="/v1 is v1"),
+        pytest.param([("apps/v1/x", REPLICA_SET, "rs1", True)], {}, id="unparsable apiVersion"),
+    ],
+)
+def test_the_controller_reference_read_as_upstream(
+    refs: list[tuple[str, str, str, bool]], want: Json
+) -> None:
+    owners = [
+        {"apiVersion": v, "kind": k, "name": n, "uid": n, "controller": c} for v, k, n, c in refs
+    ]
+    pod = make_pod("p", labels={"app": "a", "rc": "x"}, metadata={"ownerReferences": owners})
+    sel = selected(
+        pod,
+        (REPLICA_SET, workload({"matchLabels": {"app": "a"}}, "rs1")),
+        (REPLICA_SET, workload({"matchLabels": {"other": "o"}}, "other")),
+        (REPLICATION_CONTROLLER, workload({"rc": "x"}, "rc1")),
+    )
+    assert sel.key == SpreadSelector.parse({"matchLabels": want}).key
+
+
+@pytest.mark.parametrize(
+    "objects",
+    [
+        pytest.param([(REPLICA_SET, workload(None))], id="a ReplicaSet without a selector"),
+        pytest.param([(REPLICA_SET, workload(FOO, namespace="other"))], id="another namespace"),
+    ],
+)
+def test_a_controller_that_adds_nothing(objects: list[tuple[str, Json]]) -> None:
+    assert selected(owned(foo="x"), *objects).empty
+
+
+def test_a_service_that_loses_its_selector_no_longer_selects() -> None:
+    snap = with_workloads(snapshot([], []), (SERVICE, workload({"app": "a"}, "s1")))
+    pod = make_pod("p", labels={"app": "a"})
+    assert not default_selector(pod, snap.workloads).empty
+    snap.workloads.upsert(SERVICE, workload(None, "s1"))
+    assert default_selector(pod, snap.workloads).empty
+
+
 def test_a_deleted_workload_no_longer_selects() -> None:
     snap = with_workloads(snapshot([], []), (SERVICE, workload({"app": "a"}, "s1")))
     snap.workloads.delete(SERVICE, workload(None, "s1"))

@@ -19,13 +19,26 @@ REPLICATION_CONTROLLER = "ReplicationController"
 REPLICA_SET = "ReplicaSet"
 STATEFUL_SET = "StatefulSet"
 WORKLOAD_KINDS = (SERVICE, REPLICATION_CONTROLLER, REPLICA_SET, STATEFUL_SET)
-#: The controller kinds ``DefaultSelector`` follows, by the (apiVersion, kind) of the pod's
-#: controller reference: any other version of them is "not owned by a supported controller".
-CONTROLLER_KINDS: dict[tuple[str, str], str] = {
-    ("v1", REPLICATION_CONTROLLER): REPLICATION_CONTROLLER,
-    ("apps/v1", REPLICA_SET): REPLICA_SET,
-    ("apps/v1", STATEFUL_SET): STATEFUL_SET,
+#: The controller kinds ``DefaultSelector`` follows, by the (group, version, kind) of the
+#: pod's controller reference: any other version of them is "not owned by a supported
+#: controller".
+CONTROLLER_KINDS: dict[tuple[str, str, str], str] = {
+    ("", "v1", REPLICATION_CONTROLLER): REPLICATION_CONTROLLER,
+    ("apps", "v1", REPLICA_SET): REPLICA_SET,
+    ("apps", "v1", STATEFUL_SET): STATEFUL_SET,
 }
+
+
+def group_version(api_version: str) -> tuple[str, str] | None:
+    """``schema.ParseGroupVersion``: "v1" and "/v1" are the core group's; None when it
+    cannot be parsed (more than one "/")."""
+    if api_version in ("", "/"):
+        return "", ""
+    group, slash, version = api_version.partition("/")
+    if not slash:
+        return "", api_version
+    return None if "/" in version else (group, version)
+
 
 Obj = Mapping[str, Any]
 Labels = tuple[tuple[str, str], ...]

@@ -229,15 +229,14 @@ class Informer:
                     raise Gone() from exc  # a continue token expired mid-list: start over
                 raise
             if not self.absent:
-                why = (
-                    "is not served (its CRD is not installed)"
-                    if exc.status == 404
-                    else "may not be listed (RBAC)"
-                )
-                logger.info(
+                # A CRD not installed is a choice; a grant missing is worth a warning.
+                logger.log(
+                    logging.INFO if exc.status == 404 else logging.WARNING,
                     "%s %s: read as none; checking again every %.0f s",
                     self.resource,
-                    why,
+                    "is not served (its CRD is not installed)"
+                    if exc.status == 404
+                    else "may not be listed (RBAC)",
                     self.absent_recheck_seconds,
                 )
             self.absent = True  # an empty list: whatever was known is gone

@@ -96,10 +96,13 @@ class ClusterEventHandlers:
                 for kind, resource in GROUPS.items()
             ),
             *(
+                # Optional: a role without them (rbac.create=false) costs default spreading
+                # that kind's selectors, not all scheduling.
                 Feed(
                     resource,
                     partial(self.engine.on_workload_object, kind),
                     partial(self.engine.on_workload_object, kind, deleted=True),
+                    optional=True,
                 )
                 for kind, resource in WORKLOADS.items()
             ),

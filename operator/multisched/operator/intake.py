@@ -53,7 +53,8 @@ class Feed:
     on_upsert: Handler
     on_delete: Handler
     field_selector: str = ""
-    #: The kind may not be served (a CRD not installed): read as none until it is.
+    #: The kind may not be served (a CRD not installed) or granted (RBAC): read as none
+    #: until it is, and scheduling goes on without it.
     optional: bool = False
 
 

@@ -81,9 +81,13 @@ def _label(value: str, pattern: re.Pattern[str], msg: str, fmt: str, *examples: 
 
 
 def is_dns1123_label(value: str) -> list[str]:
-    return _label(
+    errs = _label(
         value, _DNS1123_LABEL_RE, _DNS1123_LABEL_MSG, _DNS1123_LABEL_FMT, "my-name", "123-abc"
     )
+    if not _DNS1123_LABEL_RE.fullmatch(value) and _DNS1123_SUBDOMAIN_RE.fullmatch(value):
+        # A valid subdomain: the dots are all that is wrong (upstream's words).
+        errs[-1] = "must not contain dots"
+    return errs
 
 
 _DNS1035_LABEL_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"

@@ -8,7 +8,7 @@ must match (the API server checks the whole template; scheduling reads none of i
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .core import (
@@ -21,24 +21,53 @@ from .core import (
     validate_labels,
     validate_meta,
 )
-from .names import is_dns1035_label, is_dns1123_subdomain, required
+from .names import go_value, is_dns1035_label, is_dns1123_label, is_dns1123_subdomain, required
 
 _TEMPLATE_LABELS = "spec.template.metadata.labels"
 _MISMATCH = "`selector` does not match template `labels`"
-#: How Go prints an empty ``*metav1.LabelSelector`` (its generated String method).
-_EMPTY_SELECTOR = (
-    "&LabelSelector{MatchLabels:map[string]string{},MatchExpressions:[]LabelSelectorRequirement{},}"
-)
 
 
 def _invalid(path: str, printed: str, detail: str) -> str:
     """``field.Invalid`` for a value already printed as Go prints it (not a quoted string)."""
-    return f"{path}: Invalid value: {printed}: {detail}"
+    return (
+        f"{path}: Invalid value: {printed}: {detail}"
+        if detail
+        else f"{path}: Invalid value: {printed}"
+    )
 
 
-def _go_map(labels: Mapping[str, Any]) -> str:
-    """A ``map[string]string`` as ``%#v`` prints it (keys sorted)."""
-    return "map[string]string{" + ", ".join(f'"{k}":"{labels[k]}"' for k in sorted(labels)) + "}"
+def _go_map(labels: Any) -> str:
+    """A ``map[string]string`` as ``%#v`` prints it (keys sorted; unset is nil)."""
+    if not isinstance(labels, Mapping):
+        return "map[string]string(nil)"
+    pairs = (f"{go_value(str(k))}:{go_value(str(labels[k]))}" for k in sorted(labels))
+    return "map[string]string{" + ", ".join(pairs) + "}"
+
+
+def _go_strings(values: Any) -> str:
+    if not isinstance(values, list):
+        return "[]string(nil)"
+    return "[]string{" + ", ".join(go_value(str(v)) for v in values) + "}"
+
+
+def _go_selector(selector: Obj) -> str:
+    """A ``metav1.LabelSelector`` as ``field.Invalid`` prints it (``%#v`` of the value)."""
+    expressions = selector.get("matchExpressions")
+    if isinstance(expressions, list):
+        printed = ", ".join(
+            "v1.LabelSelectorRequirement{"
+            f"Key:{go_value(_str(_map(e).get('key')))}, "
+            f"Operator:{go_value(_str(_map(e).get('operator')))}, "
+            f"Values:{_go_strings(_map(e).get('values'))}}}"
+            for e in expressions
+        )
+        exprs = "[]v1.LabelSelectorRequirement{" + printed + "}"
+    else:
+        exprs = "[]v1.LabelSelectorRequirement(nil)"
+    return (
+        f"v1.LabelSelector{{MatchLabels:{_go_map(selector.get('matchLabels'))}, "
+        f"MatchExpressions:{exprs}}}"
+    )
 
 
 def _matches(selector: Obj, labels: Mapping[str, Any]) -> bool:
@@ -60,8 +89,9 @@ def _matches(selector: Obj, labels: Mapping[str, Any]) -> bool:
     return True
 
 
-def _template_labels(spec: Obj) -> Mapping[str, Any]:
-    return _map(_map(_map(spec.get("template")).get("metadata")).get("labels"))
+def _template_labels(spec: Obj) -> Any:
+    """The template's labels as written (None when unset: Go's nil map)."""
+    return _map(_map(spec.get("template")).get("metadata")).get("labels")
 
 
 def validate_service(obj: Obj) -> list[str]:
@@ -73,54 +103,59 @@ def validate_service(obj: Obj) -> list[str]:
 
 
 def validate_replication_controller(obj: Obj) -> list[str]:
-    """``ValidateReplicationControllerSpec``: a non-empty selector map its template's labels
-    carry (an unset selector was defaulted to those labels before this runs)."""
+    """``ValidateReplicationControllerSpec``: a non-empty selector map that the template's
+    labels carry (an unset selector was defaulted to those labels before this runs)."""
     errs = Errors()
     validate_meta(errs, _map(obj.get("metadata")), True, is_dns1123_subdomain)
     spec = _map(obj.get("spec"))
     labels = _template_labels(spec)
-    selector = _map(spec.get("selector")) or labels
+    selector = _map(spec.get("selector")) or _map(labels)
     if not selector:
         errs.append(required("spec.selector"))
-        return errs
-    validate_labels(errs, selector, "spec.selector")
-    if "template" not in spec:
+    if spec.get("template") is None:
         errs.append(required("spec.template"))
-        return errs
-    if not _matches({"matchLabels": selector}, labels):
+    elif selector and not _matches({"matchLabels": selector}, _map(labels)):
         errs.append(_invalid(_TEMPLATE_LABELS, _go_map(labels), _MISMATCH))
     return errs
 
 
-def _validate_apps(obj: Obj, kind: str) -> list[str]:
+def _validate_apps(obj: Obj, kind: str, name_check: Callable[[str], list[str]]) -> list[str]:
     """``ValidateReplicaSetSpec`` / ``ValidateStatefulSetSpec``: a valid, non-empty
-    selector that the template's labels match."""
+    selector that the template's labels match (a missing selector matches nothing)."""
     errs = Errors()
-    validate_meta(errs, _map(obj.get("metadata")), True, is_dns1123_subdomain)
+    validate_meta(errs, _map(obj.get("metadata")), True, name_check)
     spec = _map(obj.get("spec"))
-    if spec.get("selector") is None:
+    raw = spec.get("selector")
+    selector = _map(raw)
+    labels = _template_labels(spec)
+    if raw is None:
         errs.append(required("spec.selector"))
+        errs.append(_invalid(_TEMPLATE_LABELS, _go_map(labels), _MISMATCH))
         return errs
-    selector = _map(spec.get("selector"))
     before = len(errs)
     validate_label_selector(errs, selector, "spec.selector")
+    convertible = len(errs) == before  # what LabelSelectorAsSelector accepts
     if not selector.get("matchLabels") and not selector.get("matchExpressions"):
         empty = f"empty selector is invalid for {kind}"
-        errs.append(_invalid("spec.selector", _EMPTY_SELECTOR, empty))
-    elif len(errs) == before:
-        labels = _template_labels(spec)
-        if not _matches(selector, labels):
-            errs.append(_invalid(_TEMPLATE_LABELS, _go_map(labels), _MISMATCH))
+        errs.append(_invalid("spec.selector", _go_selector(selector), empty))
+    if not convertible:
+        detail = "invalid label selector" if kind == "deployment" else ""
+        errs.append(_invalid("spec.selector", _go_selector(selector), detail))
+    elif (selector.get("matchLabels") or selector.get("matchExpressions")) and not _matches(
+        selector, _map(labels)
+    ):
+        errs.append(_invalid(_TEMPLATE_LABELS, _go_map(labels), _MISMATCH))
     return errs
 
 
 def validate_replica_set(obj: Obj) -> list[str]:
     # Upstream's ReplicaSet check reuses the Deployment's wording.
-    return _validate_apps(obj, "deployment")
+    return _validate_apps(obj, "deployment", is_dns1123_subdomain)
 
 
 def validate_stateful_set(obj: Obj) -> list[str]:
-    return _validate_apps(obj, "statefulset")
+    # ValidateStatefulSetName: a DNS label (its pods' names and hostnames add to it).
+    return _validate_apps(obj, "statefulset", is_dns1123_label)
 
 
 WORKLOAD_RULES: dict[str, tuple[tuple[str, ...], Any]] = {

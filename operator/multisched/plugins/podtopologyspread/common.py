@@ -6,7 +6,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from multisched.cache import LabelSelector, NodeInfo, PodInfo, Requirement, Snapshot
-from multisched.cache.workloads import CONTROLLER_KINDS, ControllerSelector, WorkloadStore
+from multisched.cache.workloads import (
+    CONTROLLER_KINDS,
+    ControllerSelector,
+    WorkloadStore,
+    group_version,
+)
 
 from .._node_affinity_required import RequiredNodeAffinity
 
@@ -175,7 +180,8 @@ def _controller(pod: PodInfo, workloads: WorkloadStore) -> ControllerSelector | 
     reference marked controller), if it is a kind ``DefaultSelector`` follows and known."""
     for ref in pod.owner_references:
         if ref.get("controller"):
-            kind = CONTROLLER_KINDS.get((ref.get("apiVersion", ""), ref.get("kind", "")))
+            gv = group_version(str(ref.get("apiVersion") or ""))
+            kind = CONTROLLER_KINDS.get((*gv, str(ref.get("kind") or ""))) if gv else None
             if kind is None:
                 return None
             return workloads.controller(kind, pod.namespace, str(ref.get("name") or ""))
