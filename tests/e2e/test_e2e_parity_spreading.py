@@ -131,6 +131,69 @@ def test_a_services_pod_is_spread_as_kube_scheduler_spreads_it(
     )
 
 
+RC_LABELS = {"app": "parity-rc", "tier": "back"}
+
+
+@pytest.fixture
+def replication_controller(kube: Kube) -> Iterator[dict[str, Any]]:
+    """An inert ReplicationController selecting app, a Service selecting tier: the probe's
+    selector is both, merged (the RC's map joins the Services' labels)."""
+    kube.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "ReplicationController",
+            "metadata": {"name": "parity-rc", "namespace": "default"},
+            "spec": {
+                "replicas": 0,
+                "selector": {"app": "parity-rc"},
+                "template": {
+                    "metadata": {"labels": RC_LABELS},
+                    "spec": {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.9"}]},
+                },
+            },
+        }
+    )
+    kube.apply(_service("parity-rc-back", {"tier": "back"}))
+    rc = kube.get("replicationcontroller", "parity-rc")
+    owner = {
+        "apiVersion": "v1",
+        "kind": "ReplicationController",
+        "name": "parity-rc",
+        "uid": rc["metadata"]["uid"],
+        "controller": True,
+    }
+    running = [
+        ("parity-rc-1", "score-a", RC_LABELS),
+        ("parity-rc-2", "score-c", {"app": "parity-rc"}),
+        ("parity-rc-3", "score-b", {"tier": "back"}),
+        ("parity-rc-4", "score-d", RC_LABELS),
+    ]
+    for name, node, labels in running:
+        kube.apply(_owned(asking(pod(name), "500m", nodeName=node), owner, labels))
+    yield owner
+    tear_down(
+        kube,
+        [name for name, _, _ in running],
+        ("replicationcontroller", "parity-rc"),
+        ("service", "parity-rc-back"),
+    )
+
+
+def test_a_replication_controllers_pod_is_spread_as_kube_scheduler_spreads_it(
+    kube: Kube,
+    kube_scheduler: Path,
+    scoring_cluster: None,
+    replication_controller: dict[str, Any],
+) -> None:
+    _compare_scores(
+        kube,
+        kube_scheduler,
+        lambda name, sched: _owned(
+            asking(pod(name, sched), "500m"), replication_controller, RC_LABELS
+        ),
+    )
+
+
 SPREAD_NODES = [f"parity-spread-{i}" for i in range(1, 7)]
 SPREAD_APP = {"app": "parity-spread"}
 
