@@ -7,6 +7,7 @@ from typing import Any
 
 import yaml
 
+from multisched.scheduler.algorithm import MSG_FILTERED_OUT
 from multisched.scheduler.simulate import Placement, SimulationResult
 
 
@@ -36,11 +37,14 @@ def _explain(p: Placement) -> dict[str, Any]:
     outcome = p.outcome
     assert outcome is not None
     if outcome.fit_error is not None:
-        verdicts = outcome.fit_error.diagnosis.node_to_status
-        out["filter"] = {
+        diagnosis = outcome.fit_error.diagnosis
+        shown = {
             n: f"{s.message()} ({s.plugin})" if s.plugin else s.message()
-            for n, s in sorted(verdicts.items())
+            for n, s in diagnosis.node_to_status.items()
         }
+        for n, plugins in diagnosis.outside_pre_filter.items():
+            shown.setdefault(n, f"{MSG_FILTERED_OUT} ({plugins})")
+        out["filter"] = dict(sorted(shown.items()))
         return out
     record = outcome.schedule.explain if outcome.schedule is not None else None
     if record is None:

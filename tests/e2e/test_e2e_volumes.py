@@ -188,7 +188,7 @@ def test_a_read_write_once_pod_claim_in_use_keeps_a_second_pod_out(
         "access mode (VolumeRestrictions)"
     )
     # The claim's bound local PV narrowed the nodes to rwop-a in PreFilter, as upstream.
-    assert verdicts["rwop-b"] == "node(s) didn't satisfy plugin(s) [VolumeBinding]"
+    assert verdicts["rwop-b"] == "node is filtered out by the prefilter result (VolumeBinding)"
 
 
 def test_a_csinode_limit_of_one_keeps_a_second_csi_volume_off_the_node(

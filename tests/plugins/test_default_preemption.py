@@ -304,9 +304,20 @@ async def test_a_replica_that_stopped_leading_preempts_nothing_and_says_nothing(
             pod("p", HIGH, LARGE),
             [node(f"node{i}", NODE_RES) for i in range(1, 5)],
             [pod("p1", node_name="node1"), pod("p2", node_name="node2")],
-            {**unschedulable("node1", "node2"), "node4": Status.unresolvable()},
+            {"node3": Status.unresolvable(), "node4": Status.unresolvable()},
             "preemption: 0/4 nodes are available: 2 Insufficient cpu, "
             "2 Preemption is not helpful for scheduling.",
+            id="mixed reason, 2 UnschedulableAndUnresolvable nodes and 2 without enough CPU",
+        ),
+        pytest.param(
+            pod("p", HIGH, LARGE),
+            [node(f"node{i}", NODE_RES) for i in range(1, 5)],
+            [pod("p1", node_name="node1"), pod("p2", node_name="node2")],
+            {**unschedulable("node1", "node2"), "node4": Status.unresolvable()},
+            "preemption: 0/4 nodes are available: 1 No preemption victims found for incoming "
+            "pod, 1 Preemption is not helpful for scheduling, 2 Insufficient cpu.",
+            # v1.28's nodesWherePreemptionMightHelp: a node without a status (node3) is
+            # tried, as a node outside a PreFilter result is.
             id="mixed reasons with unresolvable and absent nodes",
         ),
     ],

@@ -7,7 +7,7 @@ import pytest
 from builders import make_pod, node_dict
 from fakes import CpuFit, framework, profile
 from multisched.cache import Cache, NodeInfo
-from multisched.framework import CycleState, FitError
+from multisched.framework import Code, CycleState, FitError
 from multisched.scheduler import Algorithm, SchedulingError, num_feasible_nodes_to_find
 
 
@@ -55,16 +55,32 @@ def test_prefilter_rejection_is_reported_once() -> None:
     assert str(exc.value) == "0/3 nodes are available: pod says no."
 
 
-def test_prefilter_narrowing_reports_other_nodes() -> None:
+def test_prefilter_narrowing_leaves_other_nodes_without_a_status() -> None:
+    """v1.28's findNodesThatFitPod: nodes outside a PreFilter result are not filtered and
+    get no status, so the message counts only the nodes that were (kube-scheduler v1.28
+    says "0/4 nodes are available: 1 Insufficient cpu." in the e2e parity test)."""
     cache = _cache(3, cpu="1")
     fwk = framework(cache)
     pod = make_pod(labels={"only": "n1"}, requests={"cpu": "2"})
     with pytest.raises(FitError) as exc:
         Algorithm().schedule_pod(fwk, CycleState(), pod, cache.snapshot)
+    assert str(exc.value) == "0/3 nodes are available: 1 Insufficient cpu."
+    assert set(exc.value.diagnosis.node_to_status) == {"n1"}
+
+
+def test_prefilter_naming_a_missing_node_rejects_the_others() -> None:
+    """v1.28 errors on a name no node has (kubernetes#123465); we answer as v1.29's fix
+    (kubernetes#119779) does: every node outside the result is rejected, unresolvably."""
+    cache = _cache(3, cpu="1")
+    fwk = framework(cache)
+    pod = make_pod(labels={"only": "gone"}, requests={"cpu": "2"})
+    with pytest.raises(FitError) as exc:
+        Algorithm().schedule_pod(fwk, CycleState(), pod, cache.snapshot)
     assert str(exc.value) == (
-        "0/3 nodes are available: 1 Insufficient cpu, "
-        "2 node(s) didn't satisfy plugin(s) [OnlyNamed]."
+        "0/3 nodes are available: 3 node is filtered out by the prefilter result."
     )
+    codes = {s.code for s in exc.value.diagnosis.node_to_status.values()}
+    assert codes == {Code.UNSCHEDULABLE_AND_UNRESOLVABLE}
 
 
 def test_highest_score_wins() -> None:

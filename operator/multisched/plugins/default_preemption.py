@@ -122,14 +122,19 @@ class DefaultPreemption:
         all_nodes = self._handle.snapshot.node_info_list
         if not all_nodes:
             return None, Status.error(MSG_NO_NODES)
-        # Upstream ``nodesWherePreemptionMightHelp``. Nodes share status objects: when none
-        # of them says Unschedulable (a request no node could ever hold), no node is walked.
+        # Upstream ``nodesWherePreemptionMightHelp``: every node but those rejected as
+        # UnschedulableAndUnresolvable, nodes without a status too (in v1.28, those outside
+        # a PreFilter result). Nodes share status objects: when every node has one and none
+        # is resolvable (a request no node could ever hold), no node is walked.
         potential: list[NodeInfo] = []
-        if any(s.code == Code.UNSCHEDULABLE for s in set(statuses.values())):
+        if len(statuses) < len(all_nodes) or any(
+            s.code != Code.UNSCHEDULABLE_AND_UNRESOLVABLE for s in set(statuses.values())
+        ):
             potential = [
                 n
                 for n in all_nodes
-                if (s := statuses.get(n.name)) is not None and s.code == Code.UNSCHEDULABLE
+                if (s := statuses.get(n.name)) is None
+                or s.code != Code.UNSCHEDULABLE_AND_UNRESOLVABLE
             ]
         if not potential:
             await self._clear_nominated_node(pod)

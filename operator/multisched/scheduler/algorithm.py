@@ -29,6 +29,8 @@ from multisched.framework.runtime import BatchFilterFn, FilterFn
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+#: v1.29's status of a node outside a PreFilter plugin's result.
+MSG_FILTERED_OUT = "node is filtered out by the prefilter result"
 #: In a cycle that records plugin metrics, the Filter plugins are timed at one node in this
 #: many (the first, then every tenth): an unbiased sample of per-call durations for a tenth
 #: of the cost of timing them all.
@@ -138,13 +140,22 @@ class Algorithm:
         if pre_result is not None and pre_result.node_names is not None:
             names = pre_result.node_names
             nodes = [n for n in all_nodes if n.name in names]
-            absent = Status(
-                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(set(pre_result.plugins)))}]",
-            )
-            for n in all_nodes:
-                if n.name not in names:
-                    diagnosis.node_to_status[n.name] = absent
+            outside = [n.name for n in all_nodes if n.name not in names]
+            if len(nodes) < len(names):
+                # v1.28 fails the cycle on a name no node has ("nodeinfo not found for node
+                # name"), so a PV whose affinity names a deleted node kept its pod pending
+                # for good (kubernetes#123465). v1.29 fixed it (kubernetes#119779) by
+                # rejecting every node outside the result; so do we, in that case only.
+                filtered = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, MSG_FILTERED_OUT)
+                diagnosis.node_to_status.update(dict.fromkeys(outside, filtered))
+            else:
+                # v1.28 gives the nodes outside the result no status (the message leaves
+                # them out, preemption tries them); explain still says why they were left.
+                plugins = " ".join(sorted(set(pre_result.plugins)))
+                diagnosis.outside_pre_filter = dict.fromkeys(outside, plugins)
+                if record is not None:
+                    shown = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, MSG_FILTERED_OUT)
+                    record.verdicts.update(dict.fromkeys(outside, shown.with_plugin(plugins)))
         feasible = self._find_nodes_that_pass_filters(fwk, state, pod, diagnosis, nodes, record)
         return feasible, diagnosis
 
