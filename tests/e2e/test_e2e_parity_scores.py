@@ -214,6 +214,95 @@ def test_scores_read_as_kube_schedulers(
     _compare_scores(kube, kube_scheduler, _probe)
 
 
+def _spread(**fields: Any) -> dict[str, Any]:
+    return {
+        "maxSkew": 1,
+        "topologyKey": ZONE,
+        "whenUnsatisfiable": "ScheduleAnyway",
+        "labelSelector": {"matchLabels": {"app": "parity-web"}},
+        **fields,
+    }
+
+
+#: The probe's spread constraints and pod affinity, varied: each of PodTopologySpread's
+#: inclusion policies and matchLabelKeys, two constraints at once, and affinity terms with a
+#: namespaceSelector or other namespaces. ``taint`` is a NoSchedule taint put on score-d first.
+VARIANTS: dict[str, dict[str, Any]] = {
+    "match-label-keys": {
+        "topologySpreadConstraints": [
+            _spread(
+                labelSelector={"matchExpressions": [{"key": "name", "operator": "Exists"}]},
+                matchLabelKeys=["app"],
+            )
+        ]
+    },
+    "node-affinity-ignored": {
+        "topologySpreadConstraints": [_spread(nodeAffinityPolicy="Ignore")],
+        "nodeSelector": {"disk": "ssd"},
+    },
+    "node-affinity-honored": {
+        "topologySpreadConstraints": [_spread()],
+        "nodeSelector": {"disk": "ssd"},
+    },
+    "taints-honored": {
+        "topologySpreadConstraints": [
+            _spread(topologyKey="kubernetes.io/hostname", nodeTaintsPolicy="Honor")
+        ],
+        "taint": True,
+    },
+    "hostname-and-zone": {
+        "topologySpreadConstraints": [
+            _spread(maxSkew=2),
+            _spread(topologyKey="kubernetes.io/hostname", maxSkew=1),
+        ]
+    },
+    "affinity-namespaces": {
+        "affinity": {
+            "podAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "weight": 40,
+                        "podAffinityTerm": {
+                            **term({"app": "parity-db"}, "kubernetes.io/hostname"),
+                            "namespaceSelector": {},
+                        },
+                    }
+                ]
+            },
+            "podAntiAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "weight": 60,
+                        "podAffinityTerm": {
+                            **term({"app": "parity-web"}, ZONE),
+                            "namespaces": ["kube-system"],
+                        },
+                    }
+                ]
+            },
+        }
+    },
+}
+
+
+@pytest.mark.parametrize("variant", VARIANTS.values(), ids=VARIANTS.keys())
+def test_spread_and_affinity_variants_score_as_kube_schedulers(
+    kube: Kube, kube_scheduler: Path, scoring_cluster: None, variant: dict[str, Any]
+) -> None:
+    """The probe with its constraints or terms swapped for each variant's, under the
+    default profile: the same weighted scores."""
+    fields = dict(variant)
+    if fields.pop("taint", False):
+        kube.run("taint", "node", "score-d", "parity-hard=yes:NoSchedule")
+
+    def probe(name: str, scheduler: str) -> dict[str, Any]:
+        body = _probe(name, scheduler)
+        body["spec"].update(fields)
+        return body
+
+    _compare_scores(kube, kube_scheduler, probe)
+
+
 def _compare_scores(kube: Kube, log: Path, probe: Callable[[str, str], dict[str, Any]]) -> None:
     """``probe(name, schedulerName)`` explained by multisched, then scheduled by
     kube-scheduler: each plugin's weighted score on each node must be the same."""

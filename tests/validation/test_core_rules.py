@@ -165,7 +165,7 @@ S = "spec.topologySpreadConstraints"
             f'{S}[0].whenUnsatisfiable: Unsupported value: "N/A": supported values: '
             '"DoNotSchedule", "ScheduleAnyway"',
         ),
-        ({"minDomains": 0}, f"{S}[0].minDomains: Invalid value: 0: must be greater than 0"),
+        ({"minDomains": 0}, f"{S}[0].minDomains: Invalid value: 0: must be greater than zero"),
         (
             {"minDomains": 3, "whenUnsatisfiable": "ScheduleAnyway"},
             f"{S}[0].minDomains: Invalid value: 3: can only use minDomains if "
@@ -184,10 +184,56 @@ def test_topology_spread(change: dict[str, Any], expected: str) -> None:
 
 
 def test_topology_spread_duplicate_key_and_action() -> None:
+    """Said of each constraint that a later one repeats (kube-apiserver v1.28's lines for
+    three alike constraints, from ``kubectl create --dry-run=server``)."""
     c = {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
-    assert problems(pod(topologySpreadConstraints=[c, dict(c)])) == [
-        f'{S}[1]: Duplicate value: "{{zone, DoNotSchedule}}"'
+    assert problems(pod(topologySpreadConstraints=[c, dict(c), dict(c)])) == [
+        f'{S}[0].{{topologyKey, whenUnsatisfiable}}: Duplicate value: "{{zone, DoNotSchedule}}"',
+        f'{S}[1].{{topologyKey, whenUnsatisfiable}}: Duplicate value: "{{zone, DoNotSchedule}}"',
     ]
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        pytest.param(
+            {"maxSkew": 0, "whenUnsatisfiable": "ScheduleAnyway", "minDomains": 0},
+            [
+                f"{S}[0].maxSkew: Invalid value: 0: must be greater than zero",
+                f"{S}[0].minDomains: Invalid value: 0: must be greater than zero",
+                f"{S}[0].minDomains: Invalid value: 0: can only use minDomains if "
+                "whenUnsatisfiable=DoNotSchedule, not ScheduleAnyway",
+            ],
+            id="minDomains, both wrongs",
+        ),
+        pytest.param(
+            {"labelSelector": {"matchLabels": {"app": "a"}}, "matchLabelKeys": ["app", "b c"]},
+            [
+                f'{S}[0].matchLabelKeys[0]: Invalid value: "app": exists in both '
+                "matchLabelKeys and labelSelector",
+                f'{S}[0].matchLabelKeys[1]: Invalid value: "b c": name part must consist of '
+                "alphanumeric characters, '-', '_' or '.', and must start and end with an "
+                "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used "
+                "for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+            ],
+            id="matchLabelKeys: a selector's key, a bad name",
+        ),
+        pytest.param(
+            {"matchLabelKeys": ["app"]},
+            [
+                f"{S}[0].matchLabelKeys: Forbidden: must not be specified when labelSelector "
+                "is not set"
+            ],
+            id="matchLabelKeys without a labelSelector",
+        ),
+    ],
+)
+def test_topology_spread_as_the_api_server_words_it(
+    change: dict[str, Any], expected: list[str]
+) -> None:
+    """kube-apiserver v1.28's lines for these constraints (``kubectl create --dry-run=server``)."""
+    base = {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
+    assert problems(pod(topologySpreadConstraints=[{**base, **change}])) == expected
 
 
 def test_max_skew_as_a_string_is_a_type_error() -> None:

@@ -40,6 +40,7 @@ PREEMPTION_POLICIES = ("Never", "PreemptLowerPriority")
 HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
 SYSTEM_PRIORITY_CLASS_PREFIX = "system-"
 IS_NEGATIVE = "must be greater than or equal to 0"
+IS_NOT_POSITIVE = "must be greater than zero"
 _CONTAINER_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage"})
 #: ``integerResources`` (the ones a pod or a node can carry).
 _INTEGER_RESOURCES = frozenset({"pods"})
@@ -460,26 +461,31 @@ def validate_affinity(errs: Errors, affinity: Any, path: str) -> None:
 
 
 def validate_topology_spread(errs: Errors, constraints: Any, path: str) -> None:
-    """``validateTopologySpreadConstraints``."""
-    seen: set[tuple[str, str]] = set()
-    for i, raw in enumerate(_items(constraints)):
-        c, p = _map(raw), f"{path}[{i}]"
+    """``validateTopologySpreadConstraints``, its checks in upstream's order."""
+    items = [_map(raw) for raw in _items(constraints)]
+    kinds = [(_str(c.get("topologyKey")), _str(c.get("whenUnsatisfiable"))) for c in items]
+    for i, c in enumerate(items):
+        p = f"{path}[{i}]"
         skew = c.get("maxSkew")
         if not isinstance(skew, int) or skew <= 0:
-            errs.append(invalid(f"{p}.maxSkew", skew, "must be greater than zero"))
-        key = _str(c.get("topologyKey"))
+            errs.append(invalid(f"{p}.maxSkew", skew, IS_NOT_POSITIVE))
+        key, action = kinds[i]
         if not key:
             errs.append(required(f"{p}.topologyKey", "can not be empty"))
         else:
             errs.label_name(f"{p}.topologyKey", key)
-        action = _str(c.get("whenUnsatisfiable"))
         if action not in UNSATISFIABLE_ACTIONS:
             errs.append(not_supported(f"{p}.whenUnsatisfiable", action, UNSATISFIABLE_ACTIONS))
+        # ValidateSpreadConstraintNotRepeat: said of each constraint a later one repeats.
+        if kinds[i] in kinds[i + 1 :]:
+            errs.append(
+                duplicate(f"{p}.{{topologyKey, whenUnsatisfiable}}", f"{{{key}, {action}}}")
+            )
         min_domains = c.get("minDomains")
         if _int(min_domains):
             if min_domains <= 0:
-                errs.append(invalid(f"{p}.minDomains", min_domains, "must be greater than 0"))
-            elif action != "DoNotSchedule":
+                errs.append(invalid(f"{p}.minDomains", min_domains, IS_NOT_POSITIVE))
+            if action != "DoNotSchedule":
                 errs.append(
                     invalid(
                         f"{p}.minDomains",
@@ -487,16 +493,32 @@ def validate_topology_spread(errs: Errors, constraints: Any, path: str) -> None:
                         f"can only use minDomains if whenUnsatisfiable=DoNotSchedule, not {action}",
                     )
                 )
-        if (key, action) in seen:
-            errs.append(duplicate(p, f"{{{key}, {action}}}"))
-        seen.add((key, action))
         for field in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
             policy = c.get(field)
             if policy is not None and policy not in INCLUSION_POLICIES:
                 errs.append(not_supported(f"{p}.{field}", policy, INCLUSION_POLICIES))
-        for j, k in enumerate(_items(c.get("matchLabelKeys"))):
-            errs.label_name(f"{p}.matchLabelKeys[{j}]", _str(k))
+        _match_label_keys(errs, c, f"{p}.matchLabelKeys")
         validate_label_selector(errs, c.get("labelSelector"), f"{p}.labelSelector")
+
+
+def _match_label_keys(errs: Errors, constraint: Obj, path: str) -> None:
+    """``validateMatchLabelKeys``: keys only beside a labelSelector, none of its own keys."""
+    keys = _items(constraint.get("matchLabelKeys"))
+    if not keys:
+        return
+    selector = constraint.get("labelSelector")
+    if selector is None:
+        errs.append(forbidden(path, "must not be specified when labelSelector is not set"))
+    sel = _map(selector)
+    taken = set(_map(sel.get("matchLabels"))) | {
+        _str(_map(e).get("key")) for e in _items(sel.get("matchExpressions"))
+    }
+    for j, k in enumerate(keys):
+        errs.label_name(f"{path}[{j}]", _str(k))
+        if _str(k) in taken:
+            errs.append(
+                invalid(f"{path}[{j}]", k, "exists in both matchLabelKeys and labelSelector")
+            )
 
 
 def validate_pod(obj: Obj) -> list[str]:
