@@ -17,6 +17,7 @@ from typing import Any, TypeGuard
 from .names import (
     duplicate,
     forbidden,
+    go_value,
     invalid,
     is_dns1123_label,
     is_dns1123_subdomain,
@@ -313,7 +314,7 @@ def _ports(errs: Errors, ports: Any, path: str) -> None:
     """``validateContainerPorts``."""
     for i, raw in enumerate(_items(ports)):
         port, p = _map(raw), f"{path}[{i}]"
-        if port.get("containerPort") is None:
+        if port.get("containerPort") in (None, 0):
             errs.append(required(f"{p}.containerPort"))
         elif _int(port["containerPort"]) and not 1 <= port["containerPort"] <= 65535:
             errs.append(
@@ -398,18 +399,32 @@ def validate_tolerations(errs: Errors, tolerations: Any, path: str) -> None:
             )
         value = t.get("value") or ""
         if op in ("Equal", ""):
-            for msg in is_valid_label_value(value):
-                errs.append(invalid(f"{p}.operator", value, msg))
+            msgs = is_valid_label_value(value)
+            if msgs:
+                errs.append(invalid(f"{p}.operator", value, ";".join(msgs)))
         elif op == "Exists":
             if value:
                 errs.append(
-                    invalid(
-                        f"{p}.operator", value, "value must be empty when `operator` is 'Exists'"
-                    )
+                    f"{p}.operator: Invalid value: {_go_toleration(t)}: "
+                    "value must be empty when `operator` is 'Exists'"
                 )
         else:
             errs.append(not_supported(f"{p}.operator", op, TOLERATION_OPERATORS))
         _taint_effect(errs, effect, f"{p}.effect", allow_empty=True)
+
+
+def _go_toleration(t: Obj) -> str:
+    """A toleration as ``field.Invalid`` prints it (``%#v`` of ``core.Toleration``; a set
+    tolerationSeconds is a pointer, whose address Go prints and we cannot)."""
+    seconds = "(*int64)(nil)" if t.get("tolerationSeconds") is None else "(*int64)(0x…)"
+    fields = ", ".join(
+        f"{name}:{go_value(_str(t.get(key)))}"
+        for name, key in (("Key", "key"), ("Operator", "operator"), ("Value", "value"))
+    )
+    return (
+        f"core.Toleration{{{fields}, Effect:{go_value(_str(t.get('effect')))}, "
+        f"TolerationSeconds:{seconds}}}"
+    )
 
 
 def _weight(errs: Errors, weight: Any, path: str) -> None:
@@ -421,13 +436,12 @@ def _pod_affinity_term(errs: Errors, term: Obj, path: str) -> None:
     """``validatePodAffinityTerm``."""
     validate_label_selector(errs, term.get("labelSelector"), f"{path}.labelSelector")
     validate_label_selector(errs, term.get("namespaceSelector"), f"{path}.namespaceSelector")
-    for i, ns in enumerate(_items(term.get("namespaces"))):
-        errs.name(f"{path}.namespaces[{i}]", _str(ns), is_dns1123_label)
+    for ns in _items(term.get("namespaces")):
+        errs.name(f"{path}.namespace", _str(ns), is_dns1123_label)  # upstream's path, no index
     key = _str(term.get("topologyKey"))
     if not key:
         errs.append(required(f"{path}.topologyKey", "can not be empty"))
-    else:
-        errs.label_name(f"{path}.topologyKey", key)
+    errs.label_name(f"{path}.topologyKey", key)
     for field in ("matchLabelKeys", "mismatchLabelKeys"):
         for i, k in enumerate(_items(term.get(field))):
             errs.label_name(f"{path}.{field}[{i}]", _str(k))
@@ -470,10 +484,8 @@ def validate_topology_spread(errs: Errors, constraints: Any, path: str) -> None:
         if not isinstance(skew, int) or skew <= 0:
             errs.append(invalid(f"{p}.maxSkew", skew, IS_NOT_POSITIVE))
         key, action = kinds[i]
-        if not key:
+        if not key:  # ValidateTopologyKey: any other key is accepted
             errs.append(required(f"{p}.topologyKey", "can not be empty"))
-        else:
-            errs.label_name(f"{p}.topologyKey", key)
         if action not in UNSATISFIABLE_ACTIONS:
             errs.append(not_supported(f"{p}.whenUnsatisfiable", action, UNSATISFIABLE_ACTIONS))
         # ValidateSpreadConstraintNotRepeat: said of each constraint a later one repeats.
@@ -547,9 +559,9 @@ def validate_pod(obj: Obj) -> list[str]:
     gates: set[str] = set()
     for i, raw in enumerate(_items(spec.get("schedulingGates"))):
         name = _str(_map(raw).get("name"))
-        errs.name(f"spec.schedulingGates[{i}].name", name, is_qualified_name)
+        errs.name(f"spec.schedulingGates[{i}]", name, is_qualified_name)
         if name in gates:
-            errs.append(duplicate(f"spec.schedulingGates[{i}].name", name))
+            errs.append(duplicate(f"spec.schedulingGates[{i}]", name))
         gates.add(name)
     return errs
 
