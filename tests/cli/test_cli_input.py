@@ -267,8 +267,9 @@ items:
     code, _, err = run(capsys, "simulate", str(write(tmp_path, PROFILE, listing)))
     assert code == 2
     assert err == (
-        "error: cluster.yaml: document 2 items[1] (Node n2): spec.taints[0].effect: Unsupported "
-        'value: "Bogus": supported values: "NoSchedule", "PreferNoSchedule", "NoExecute"\n'
+        "error: cluster.yaml: document 2 items[1] (Node n2): metadata.taints[0].effect: "
+        'Unsupported value: "Bogus": supported values: "NoSchedule", "PreferNoSchedule", '
+        '"NoExecute"\n'
     )
 
 

@@ -39,6 +39,12 @@ def _service(name: str, selector: dict[str, str]) -> dict[str, Any]:
     }
 
 
+def _controller_ref(kube: Kube, api_version: str, kind: str, name: str) -> dict[str, Any]:
+    """The owner reference a controller puts on its pods (the object must exist)."""
+    uid = kube.get(kind.lower(), name)["metadata"]["uid"]
+    return {"apiVersion": api_version, "kind": kind, "name": name, "uid": uid, "controller": True}
+
+
 @pytest.fixture
 def replica_set(kube: Kube) -> Iterator[dict[str, Any]]:
     """An inert ReplicaSet (no controller runs, 0 replicas) and three running pods it owns,
@@ -58,14 +64,7 @@ def replica_set(kube: Kube) -> Iterator[dict[str, Any]]:
             },
         }
     )
-    rs = kube.get("replicaset", "parity-rs")
-    owner = {
-        "apiVersion": "apps/v1",
-        "kind": "ReplicaSet",
-        "name": "parity-rs",
-        "uid": rs["metadata"]["uid"],
-        "controller": True,
-    }
+    owner = _controller_ref(kube, "apps/v1", "ReplicaSet", "parity-rs")
     running = [
         ("parity-rs-1", "score-a", RS_LABELS),
         ("parity-rs-2", "score-c", RS_LABELS),
@@ -154,14 +153,7 @@ def replication_controller(kube: Kube) -> Iterator[dict[str, Any]]:
         }
     )
     kube.apply(_service("parity-rc-back", {"tier": "back"}))
-    rc = kube.get("replicationcontroller", "parity-rc")
-    owner = {
-        "apiVersion": "v1",
-        "kind": "ReplicationController",
-        "name": "parity-rc",
-        "uid": rc["metadata"]["uid"],
-        "controller": True,
-    }
+    owner = _controller_ref(kube, "v1", "ReplicationController", "parity-rc")
     running = [
         ("parity-rc-1", "score-a", RC_LABELS),
         ("parity-rc-2", "score-c", {"app": "parity-rc"}),

@@ -82,6 +82,10 @@ POD: dict[str, Any] = {
     },
 }
 
+NODE_TERMS = (
+    "spec", "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution",
+    "nodeSelectorTerms",
+)  # fmt: skip
 #: (path, values to try): each mutant sets one to three of them.
 POD_MUTATIONS: Mutations = [
     (("metadata", "labels", "app"), ["", "a b", "-x", "x" * 64]),
@@ -101,41 +105,15 @@ POD_MUTATIONS: Mutations = [
     (("spec", "tolerations", 0, "key"), ["", "a b", "example.com/k"]),
     (("spec", "tolerations", 0, "tolerationSeconds"), [5, -5]),
     (
-        (
-            "spec",
-            "affinity",
-            "nodeAffinity",
-            "requiredDuringSchedulingIgnoredDuringExecution",
-            "nodeSelectorTerms",
-            0,
-            "matchExpressions",
-            0,
-            "operator",
-        ),
+        (*NODE_TERMS, 0, "matchExpressions", 0, "operator"),
         ["NotIn", "Exists", "Gt", "Bogus"],
     ),
     (
-        (
-            "spec",
-            "affinity",
-            "nodeAffinity",
-            "requiredDuringSchedulingIgnoredDuringExecution",
-            "nodeSelectorTerms",
-            0,
-            "matchExpressions",
-            0,
-            "values",
-        ),
+        (*NODE_TERMS, 0, "matchExpressions", 0, "values"),
         [[], ["a", "b"], ["1"], ["x y"]],
     ),
     (
-        (
-            "spec",
-            "affinity",
-            "nodeAffinity",
-            "requiredDuringSchedulingIgnoredDuringExecution",
-            "nodeSelectorTerms",
-        ),
+        NODE_TERMS,
         [[], [{}]],
     ),
     (
@@ -225,9 +203,33 @@ NODE_MUTATIONS: Mutations = [
     (("spec", "taints", 0, "key"), ["", "a b", "example.com/k"]),
     (("spec", "taints", 0, "value"), ["", "a b"]),
     (("spec", "taints", 0, "effect"), ["NoExecute", "", "Never"]),
-    (("spec", "taints"), [[{"key": "k", "effect": "NoSchedule"}] * 2, []]),
+    (
+        ("spec", "taints"),
+        [
+            [{"key": "k", "effect": "NoSchedule"}] * 2,
+            [],
+            [
+                {"key": "k", "effect": "NoExecute"},
+                {"key": "k", "effect": "NoExecute", "timeAdded": "2023-01-02T03:04:05Z"},
+            ],
+        ],
+    ),
     (("spec", "unschedulable"), [True]),
-    (("spec", "podCIDR"), ["10.0.0.0/24", "not-a-cidr"]),
+    (("spec", "podCIDR"), ["10.0.0.0/24", "not-a-cidr", "010.1.0.0/16"]),
+    (
+        ("spec", "podCIDRs"),
+        [
+            ["10.0.0.0/24", "fd00::/64"],
+            ["10.0.0.0/24", "x"],
+            ["10.0.0.0/24", "10.0.0.0/24"],
+            ["10.0.0.0/24", "fd00::/64", "10.1.0.0/24"],
+            ["10.0.0.0/33"],
+        ],
+    ),
+    (
+        ("status",),
+        [{"capacity": {"cpu": "-1"}}, {"capacity": {"pods": "110"}, "allocatable": {"cpu": "-1"}}],
+    ),
 ]
 
 CLAIM: dict[str, Any] = {
@@ -241,8 +243,14 @@ CLAIM: dict[str, Any] = {
     },
 }
 CLAIM_MUTATIONS: Mutations = [
-    (("spec", "accessModes"), [[], ["ReadWriteOncePod", "ReadWriteOnce"], ["WriteSometimes"]]),
-    (("spec", "resources", "requests", "storage"), ["0", "-1Gi", "1x", "10Mi"]),
+    (
+        ("spec", "accessModes"),
+        [[], ["ReadWriteOncePod", "ReadWriteOnce"], ["WriteSometimes"], ["X", "X"]],
+    ),
+    (
+        ("spec", "resources", "requests", "storage"),
+        ["0", "-1Gi", "1x", "10Mi", "-1.5", "-2n", "0.5Gi"],
+    ),
     (("spec", "resources", "requests"), [{}, {"cpu": "1"}]),
     (("spec", "storageClassName"), ["", "a b", "fast"]),
     (("spec", "volumeMode"), ["Block", "Raw"]),
@@ -273,10 +281,17 @@ VOLUME: dict[str, Any] = {
     },
 }
 VOLUME_MUTATIONS: Mutations = [
-    (("spec", "capacity", "storage"), ["0", "-1", "1x", "100Mi"]),
-    (("spec", "capacity"), [{}, {"cpu": "1"}]),
-    (("spec", "accessModes"), [[], ["ReadOnlyMany"], ["Sometimes"]]),
-    (("spec", "local", "path"), ["", "relative"]),
+    (("spec", "capacity", "storage"), ["0", "-1", "1x", "100Mi", "-1.5", "-2n", "1.5Gi"]),
+    (
+        ("spec", "capacity"),
+        [{}, {"cpu": "1"}, {"storage": "1Gi", "memory": "-0.5"}, {"cpu": "-1.5Gi"}],
+    ),
+    (
+        ("spec", "accessModes"),
+        [[], ["ReadOnlyMany"], ["Sometimes"], ["ReadWriteOncePod", "ReadOnlyMany"]],
+    ),
+    (("spec", "local", "path"), ["", "relative", "/a/../b"]),
+    (("spec", "storageClassName"), ["fast", "Bad Name"]),
     (("spec", "nodeAffinity"), [{}, {"required": {"nodeSelectorTerms": []}}]),
     (
         (
@@ -293,7 +308,9 @@ VOLUME_MUTATIONS: Mutations = [
     ),
     (("spec", "persistentVolumeReclaimPolicy"), ["Retain", "Recycle", "Keep"]),
     (("spec", "volumeMode"), ["Block", "Raw"]),
-    (("spec", "hostPath"), [{"path": "/x"}]),
+    (("spec", "hostPath"), [{"path": "/x"}, {"path": "/x", "type": "Weird"}, {"path": "/"}]),
+    (("spec", "csi"), [{"driver": "Ab.c", "volumeHandle": ""}]),
+    (("metadata", "annotations"), [{"volume.beta.kubernetes.io/mount-options": "ro"}]),
     (("spec", "claimRef"), [{"name": "c", "namespace": "default"}, {"name": "c"}]),
 ]
 
@@ -305,7 +322,8 @@ STORAGE_CLASS: dict[str, Any] = {
     "volumeBindingMode": "WaitForFirstConsumer",
 }
 STORAGE_CLASS_MUTATIONS: Mutations = [
-    (("provisioner",), ["", "a b", "example.com/x"]),
+    (("provisioner",), ["", "a b", "example.com/x", "Example.COM/Foo"]),
+    (("parameters",), [{"": "x"}, {"type": "gp2"}]),
     (("volumeBindingMode",), ["Immediate", "Later"]),
     (("reclaimPolicy",), ["Retain", "Recycle", "Keep"]),
     (
@@ -314,6 +332,8 @@ STORAGE_CLASS_MUTATIONS: Mutations = [
             [{"matchLabelExpressions": [{"key": "zone", "values": ["a"]}]}],
             [{"matchLabelExpressions": [{"key": "zone", "values": []}]}],
             [{"matchLabelExpressions": []}],
+            [{"matchLabelExpressions": []}, {"matchLabelExpressions": []}],
+            [{"matchLabelExpressions": [{"key": "zone", "values": ["a", "a"]}]}] * 2,
         ],
     ),
 ]
@@ -325,10 +345,13 @@ BUDGET: dict[str, Any] = {
     "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}},
 }
 BUDGET_MUTATIONS: Mutations = [
-    (("spec", "minAvailable"), [-1, 0, "50%", "150%", "x%"]),
+    (("spec", "minAvailable"), [-1, 0, "50%", "150%", "x%", "5"]),
     (("spec", "maxUnavailable"), [1, "10%", -2]),
     (("spec", "selector"), [{"matchLabels": {"app": "a b"}}, {}]),
-    (("spec", "unhealthyPodEvictionPolicy"), ["AlwaysAllow", "Never"]),
+    (("spec", "unhealthyPodEvictionPolicy"), ["AlwaysAllow", "Never", ""]),
+    # Checked only once the spec passes, and only as a path segment.
+    (("metadata", "name"), ["Mutant", "mu%tant"]),
+    (("metadata", "labels"), [{"app": "a b"}]),
 ]
 
 PRIORITY_CLASS: dict[str, Any] = {
@@ -339,9 +362,10 @@ PRIORITY_CLASS: dict[str, Any] = {
 }
 PRIORITY_CLASS_MUTATIONS: Mutations = [
     (("value",), [0, -5, 1_000_000_000, 1_000_000_001]),
-    (("preemptionPolicy",), ["Never", "Sometimes"]),
+    (("preemptionPolicy",), ["Never", "Sometimes", ""]),
     (("description",), ["x"]),
-    (("metadata", "name"), ["system-mutant", "Mutant"]),
+    (("globalDefault",), [True, False]),
+    (("metadata", "name"), ["system-mutant", "Mutant", "system-node-critical"]),
 ]
 
 #: kind: (base object, mutations, mutants of it).

@@ -6,6 +6,7 @@ valid object and the exact line(s) the API server's wording gives."""
 from __future__ import annotations
 
 import copy
+import time
 from typing import Any
 
 import pytest
@@ -134,22 +135,125 @@ def test_toleration_key_must_be_a_label_name() -> None:
 @pytest.mark.parametrize(
     ("taints", "expected"),
     [
-        ([{"key": "k", "effect": "Bogus"}], 'spec.taints[0].effect: Unsupported value: "Bogus"'),
-        ([{"key": "k", "effect": ""}], "spec.taints[0].effect: Required value"),
+        (
+            [{"key": "k", "effect": "Bogus"}],
+            'metadata.taints[0].effect: Unsupported value: "Bogus"',
+        ),
+        ([{"key": "k", "effect": ""}], "metadata.taints[0].effect: Required value"),
         (
             [{"key": "k", "effect": "NoSchedule"}, {"key": "k", "effect": "NoSchedule"}],
-            'spec.taints[1]: Duplicate value: "k:NoSchedule": taints must be unique by key and '
-            "effect pair",
+            'metadata.taints[1]: Duplicate value: core.Taint{Key:"k", Value:"", '
+            'Effect:"NoSchedule", TimeAdded:<nil>}: taints must be unique by key and effect pair',
         ),
         (
             [{"key": "k", "value": "has space", "effect": "NoSchedule"}],
-            'spec.taints[0].value: Invalid value: "has space": a valid label must be',
+            'metadata.taints[0].value: Invalid value: "has space": a valid label must be',
+        ),
+        (
+            [{"key": "k\n", "effect": "NoSchedule"}],
+            'metadata.taints[0].key: Invalid value: "k\\n": name part must consist',
         ),
     ],
 )
 def test_taints(taints: list[dict[str, Any]], expected: str) -> None:
+    """Upstream validates a node's taints under the metadata path (``ValidateNode`` passes
+    ``metadata.taints``, the path the taints annotation also uses)."""
     found = problems(node(taints=taints))
     assert len(found) == 1 and found[0].startswith(expected), found
+
+
+def test_a_duplicate_taint_prints_its_time_added_in_the_local_zone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    try:
+        taints = [
+            {"key": "k", "effect": "NoExecute"},
+            {"key": "k", "effect": "NoExecute", "timeAdded": "2023-01-02T03:04:05.5+01:00"},
+        ]
+        assert problems(node(taints=taints)) == [
+            'metadata.taints[1]: Duplicate value: core.Taint{Key:"k", Value:"", '
+            'Effect:"NoExecute", TimeAdded:time.Date(2023, time.January, 2, 2, 4, 5, 500000000, '
+            "time.Local)}: taints must be unique by key and effect pair"
+        ]
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+
+def test_a_taint_of_the_wrong_type_is_reported_once() -> None:
+    assert problems(node(taints=[{"key": 5, "effect": "NoSchedule"}])) == [
+        'spec.taints[0].key: Invalid value: "integer": spec.taints[0].key in body must be of '
+        'type string: "integer"'
+    ]
+
+
+def test_allocatable_defaults_to_capacity() -> None:
+    """SetDefaults_NodeStatus copies capacity to an absent allocatable: reported twice."""
+    n = node()
+    n["status"] = {"capacity": {"cpu": "-1"}}
+    assert problems(n) == [
+        'status.capacity.cpu: Invalid value: "-1": must be greater than or equal to 0',
+        'status.allocatable.cpu: Invalid value: "-1": must be greater than or equal to 0',
+    ]
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ({"podCIDR": "10.0.0.0/24"}, []),
+        ({"podCIDRs": ["10.0.0.0/24", "fd00::/64"]}, []),
+        ({"podCIDRs": ["010.0.0.0/24"]}, []),  # k8s.io/utils parses IPv4 leading zeros
+        (
+            {"podCIDR": "not-a-cidr"},
+            ['spec.podCIDRs[0]: Invalid value: []string{"not-a-cidr"}: must be valid CIDR'],
+        ),
+        (
+            # The singular field wins when the two disagree.
+            {"podCIDR": "x", "podCIDRs": ["10.0.0.0/24"]},
+            ['spec.podCIDRs[0]: Invalid value: []string{"x"}: must be valid CIDR'],
+        ),
+        (
+            {"podCIDRs": ["10.0.0.0/24", "x"]},
+            [
+                'spec.podCIDRs[1]: Invalid value: []string{"10.0.0.0/24", "x"}: must be valid CIDR',
+                "spec.podCIDRs: Internal error: invalid PodCIDRs. failed to check with dual "
+                "stack with error:invalid CIDR[1]: <nil> (invalid CIDR address: x)",
+                'spec.podCIDRs: Invalid value: []string{"10.0.0.0/24", "x"}: may specify no '
+                "more than one CIDR for each IP family",
+            ],
+        ),
+        (
+            {"podCIDRs": ["10.0.0.0/24", "10.0.0.0/24"]},
+            [
+                'spec.podCIDRs: Invalid value: []string{"10.0.0.0/24", "10.0.0.0/24"}: may '
+                "specify no more than one CIDR for each IP family",
+                'spec.podCIDRs[1]: Duplicate value: "10.0.0.0/24"',
+            ],
+        ),
+        (
+            # A masked IPv4-mapped network is IPv4 (To4).
+            {"podCIDRs": ["10.0.0.0/24", "::ffff:1.2.3.4/120"]},
+            [
+                'spec.podCIDRs: Invalid value: []string{"10.0.0.0/24", "::ffff:1.2.3.4/120"}: '
+                "may specify no more than one CIDR for each IP family"
+            ],
+        ),
+    ],
+)
+def test_pod_cidrs(spec: dict[str, Any], expected: list[str]) -> None:
+    assert problems(node(**spec)) == expected
+
+
+@pytest.mark.parametrize(
+    "cidr",
+    ["10.0.0.0/33", "::/129", "1:2:3:4:5:6:7::8/64", "fe80::1%e/64", "1.2.3/8", "10.0.0.0/+8"],
+)
+def test_cidrs_go_refuses(cidr: str) -> None:
+    assert problems(node(podCIDRs=[cidr])) == [
+        f'spec.podCIDRs[0]: Invalid value: []string{{"{cidr}"}}: must be valid CIDR'
+    ]
 
 
 S = "spec.topologySpreadConstraints"
@@ -485,9 +589,9 @@ def test_names() -> None:
     found = problems(p)
     assert found[0].startswith('metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123')
     assert found[1].startswith('spec.schedulerName: Invalid value: "Bad_Name": a lowercase RFC')
-    assert found[2] == (
-        'spec.preemptionPolicy: Unsupported value: "Sometimes": supported values: "Never", '
-        '"PreemptLowerPriority"'
+    assert found[2] == (  # ValidatePreemptionPolicy's order
+        'spec.preemptionPolicy: Unsupported value: "Sometimes": supported values: '
+        '"PreemptLowerPriority", "Never"'
     )
 
 
@@ -512,9 +616,34 @@ def priority_class(name: str, value: Any, **extra: Any) -> dict[str, Any]:
             priority_class("system-mine", 5),
             [
                 "metadata.name: Forbidden: priority class names with 'system-' prefix are "
-                "reserved for system use only"
+                "reserved for system use only. error: system-mine is not a known system "
+                "priority class"
             ],
         ),
+        (
+            priority_class("system-node-critical", 5),
+            [
+                "metadata.name: Forbidden: priority class names with 'system-' prefix are "
+                "reserved for system use only. error: value of system-node-critical "
+                "PriorityClass must be 2000001000"
+            ],
+        ),
+        (
+            priority_class("system-cluster-critical", 2_000_000_000, globalDefault=True),
+            [
+                "metadata.name: Forbidden: priority class names with 'system-' prefix are "
+                "reserved for system use only. error: globalDefault of system-cluster-critical "
+                "PriorityClass must be false"
+            ],
+        ),
+        (
+            priority_class("ok", 1000, preemptionPolicy="Sometimes"),
+            [
+                'preemptionPolicy: Unsupported value: "Sometimes": supported values: '
+                '"PreemptLowerPriority", "Never"'
+            ],
+        ),
+        (priority_class("ok", 1000, preemptionPolicy=""), ["preemptionPolicy: Required value"]),
         (
             priority_class("big", 2**40),
             ["value: Invalid value: 1099511627776: must fit in int32"],
@@ -539,15 +668,37 @@ def pdb(**spec: Any) -> dict[str, Any]:
     ("obj", "expected"),
     [
         (
+            # The whole spec is the bad value; its pointers print as (0x…) or (nil).
             pdb(minAvailable=1, maxUnavailable=1),
             [
-                "spec.maxUnavailable: Invalid value: 1: minAvailable and maxUnavailable cannot "
-                "be both set"
+                "spec: Invalid value: policy.PodDisruptionBudgetSpec{"
+                "MinAvailable:(*intstr.IntOrString)(0x…), Selector:(*v1.LabelSelector)(0x…), "
+                "MaxUnavailable:(*intstr.IntOrString)(0x…), "
+                "UnhealthyPodEvictionPolicy:(*policy.UnhealthyPodEvictionPolicyType)(nil)}: "
+                "minAvailable and maxUnavailable cannot be both set"
             ],
         ),
         (
             pdb(minAvailable="101%"),
-            ['spec.minAvailable: Invalid value: "101%": must not be greater than 100%'],
+            [
+                "spec.minAvailable: Invalid value: intstr.IntOrString{Type:1, IntVal:0, "
+                'StrVal:"101%"}: must not be greater than 100%'
+            ],
+        ),
+        (
+            pdb(minAvailable="5%\n"),  # Go's $ does not match before a final newline
+            [
+                "spec.minAvailable: Invalid value: intstr.IntOrString{Type:1, IntVal:0, "
+                'StrVal:"5%\\n"}: a valid percent string must be a numeric string followed by '
+                "an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')"
+            ],
+        ),
+        (
+            pdb(minAvailable="0" * 5000 + "99" * 3000 + "%"),  # strconv.Atoi saturates
+            [
+                "spec.minAvailable: Invalid value: intstr.IntOrString{Type:1, IntVal:0, "
+                f'StrVal:"{"0" * 5000 + "99" * 3000}%"}}: must not be greater than 100%'
+            ],
         ),
         (
             pdb(maxUnavailable=-1),
@@ -565,6 +716,26 @@ def pdb(**spec: Any) -> dict[str, Any]:
 )
 def test_pdb(obj: dict[str, Any], expected: list[str]) -> None:
     assert problems(obj) == expected
+
+
+def test_pdb_metadata_is_checked_only_once_the_spec_passes() -> None:
+    """The PDB's own validation reads no metadata; the registry's generic check runs after
+    it, with path-segment names (``rest.BeforeCreate``)."""
+    bad = pdb(minAvailable=-1)
+    bad["metadata"].update(name="Mutant", labels={"a": "b c"})
+    assert problems(bad) == [
+        "spec.minAvailable: Invalid value: -1: must be greater than or equal to 0"
+    ]
+    fine = pdb(minAvailable=1)
+    fine["metadata"]["name"] = "Mutant"
+    assert problems(fine) == []
+    fine["metadata"]["name"] = "mu%t/ant"
+    assert problems(fine) == [
+        "metadata.name: Invalid value: \"mu%t/ant\": may not contain '/'",
+        "metadata.name: Invalid value: \"mu%t/ant\": may not contain '%'",
+    ]
+    fine["metadata"]["name"] = ".."
+    assert problems(fine) == ["metadata.name: Invalid value: \"..\": may not be '..'"]
 
 
 @pytest.mark.parametrize(

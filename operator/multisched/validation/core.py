@@ -17,12 +17,14 @@ from typing import Any, TypeGuard
 from .names import (
     duplicate,
     forbidden,
+    go_quote,
     go_value,
     invalid,
     is_dns1123_label,
     is_dns1123_subdomain,
     is_qualified_name,
     is_valid_label_value,
+    is_valid_path_segment_name,
     not_supported,
     required,
 )
@@ -36,7 +38,6 @@ NODE_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 PROTOCOLS = ("SCTP", "TCP", "UDP")
 UNSATISFIABLE_ACTIONS = ("DoNotSchedule", "ScheduleAnyway")
 INCLUSION_POLICIES = ("Honor", "Ignore")
-PREEMPTION_POLICIES = ("Never", "PreemptLowerPriority")
 #: ``scheduling.HighestUserDefinablePriority``.
 HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
 SYSTEM_PRIORITY_CLASS_PREFIX = "system-"
@@ -547,8 +548,8 @@ def validate_pod(obj: Obj) -> list[str]:
         if value:
             errs.name(f"spec.{field}", value, is_dns1123_subdomain)
     policy = spec.get("preemptionPolicy")
-    if policy is not None and policy not in PREEMPTION_POLICIES:
-        errs.append(not_supported("spec.preemptionPolicy", policy, PREEMPTION_POLICIES))
+    if policy is not None:
+        _preemption_policy(errs, policy, "spec.preemptionPolicy")
     selector = _map(spec.get("nodeSelector"))
     validate_labels(errs, selector, "spec.nodeSelector")
     validate_tolerations(errs, spec.get("tolerations"), "spec.tolerations")
@@ -569,33 +570,6 @@ def validate_pod(obj: Obj) -> list[str]:
 # -- nodes, namespaces, priority classes, PDBs -------------------------------------------
 
 
-def validate_node(obj: Obj) -> list[str]:
-    errs = Errors()
-    validate_meta(errs, _map(obj.get("metadata")), False, is_dns1123_subdomain)
-    spec = _map(obj.get("spec"))
-    seen: set[tuple[str, str]] = set()
-    for i, raw in enumerate(_items(spec.get("taints"))):
-        t, p = _map(raw), f"spec.taints[{i}]"
-        key = _str(t.get("key"))
-        errs.label_name(f"{p}.key", key)
-        value = t.get("value") or ""
-        for msg in is_valid_label_value(value):
-            errs.append(invalid(f"{p}.value", value, msg))
-        effect = t.get("effect") or ""
-        _taint_effect(errs, effect, f"{p}.effect", allow_empty=False)
-        if (key, str(effect)) in seen:
-            errs.append(
-                duplicate(p, f"{key}:{effect}", "taints must be unique by key and effect pair")
-            )
-        seen.add((key, str(effect)))
-    status = _map(obj.get("status"))
-    for field in ("capacity", "allocatable"):
-        for name, value in _map(status.get(field)).items():
-            key = f"status.{field}.{name}"
-            resource_value(errs, str(name), value, key)
-    return errs
-
-
 def validate_namespace(obj: Obj) -> list[str]:
     errs = Errors()
     validate_meta(errs, _map(obj.get("metadata")), False, is_dns1123_label)
@@ -610,18 +584,21 @@ def validate_priority_class(obj: Obj) -> list[str]:
     name = _str(meta.get("name"))
     value = obj.get("value")
     if value is None:
+        # Not upstream (Go decodes a missing value as 0), but simulate reads every class's
+        # value, so one must be given.
         errs.append(required("value"))
-    elif name.startswith(SYSTEM_PRIORITY_CLASS_PREFIX):
-        if SYSTEM_PRIORITY_CLASSES.get(name) == value and not obj.get("globalDefault"):
-            return errs
-        errs.append(
-            forbidden(
-                "metadata.name",
-                f"priority class names with '{SYSTEM_PRIORITY_CLASS_PREFIX}' prefix are reserved "
-                "for system use only",
+    number = value if _int(value) else 0
+    if name.startswith(SYSTEM_PRIORITY_CLASS_PREFIX):
+        why = _unknown_system_class(name, number, obj.get("globalDefault") is True)
+        if why:
+            errs.append(
+                forbidden(
+                    "metadata.name",
+                    f"priority class names with '{SYSTEM_PRIORITY_CLASS_PREFIX}' prefix are "
+                    f"reserved for system use only. error: {why}",
+                )
             )
-        )
-    elif _int(value) and value > HIGHEST_USER_DEFINABLE_PRIORITY:
+    elif number > HIGHEST_USER_DEFINABLE_PRIORITY:
         errs.append(
             forbidden(
                 "value",
@@ -630,37 +607,83 @@ def validate_priority_class(obj: Obj) -> list[str]:
             )
         )
     policy = obj.get("preemptionPolicy")
-    if policy is not None and policy not in PREEMPTION_POLICIES:
-        errs.append(not_supported("preemptionPolicy", policy, PREEMPTION_POLICIES))
+    if policy is not None:
+        _preemption_policy(errs, policy, "preemptionPolicy")
     return errs
+
+
+def _unknown_system_class(name: str, value: int, global_default: bool) -> str:
+    """``IsKnownSystemPriorityClass``'s error, or "" for a built-in class as it is defined."""
+    known = SYSTEM_PRIORITY_CLASSES.get(name)
+    if known is None:
+        return f"{name} is not a known system priority class"
+    if value != known:
+        return f"value of {name} PriorityClass must be {known}"
+    if global_default:  # no built-in class is the global default
+        return f"globalDefault of {name} PriorityClass must be false"
+    return ""
+
+
+#: In ``ValidatePreemptionPolicy``'s order (which its message lists).
+_PREEMPTION_POLICY_VALUES = ("PreemptLowerPriority", "Never")
+
+
+def _preemption_policy(errs: Errors, policy: Any, path: str) -> None:
+    """``ValidatePreemptionPolicy``: an empty policy is missing, not unsupported."""
+    if policy == "":
+        errs.append(required(path))
+    elif policy not in _PREEMPTION_POLICY_VALUES:
+        errs.append(not_supported(path, policy, _PREEMPTION_POLICY_VALUES))
 
 
 def _int_or_percent(errs: Errors, value: Any, path: str) -> None:
     """``ValidatePositiveIntOrPercent`` and ``IsNotMoreThan100Percent``."""
-    if isinstance(value, int):
+    if _int(value):
         if value < 0:
             errs.append(invalid(path, value, IS_NEGATIVE))
         return
     text = _str(value)
-    if not _PERCENT.match(text):
-        errs.append(invalid(path, text, _PERCENT_MSG))
-    elif int(text[:-1]) > 100:
-        errs.append(invalid(path, text, "must not be greater than 100%"))
+    # A string is reported as the IntOrString it decodes to (%#v: it has no value String()).
+    shown = f"intstr.IntOrString{{Type:1, IntVal:0, StrVal:{go_quote(text)}}}"
+    if not _PERCENT.fullmatch(text):  # Go's $ is the end of the text, not of a line
+        errs.append(f"{path}: Invalid value: {shown}: {_PERCENT_MSG}")
+        return
+    digits = text[:-1].lstrip("0")
+    # strconv.Atoi saturates on overflow, so any long number is over 100.
+    if len(digits) > 3 or int(digits or "0") > 100:
+        errs.append(f"{path}: Invalid value: {shown}: must not be greater than 100%")
+
+
+def _go_pdb_spec(spec: Obj) -> str:
+    """``%#v`` of ``policy.PodDisruptionBudgetSpec``: its fields are all pointers, printed
+    as ``(0x…)`` when set (the address no one else can know) and ``(nil)`` when not."""
+    fields = (
+        ("MinAvailable", "minAvailable", "*intstr.IntOrString"),
+        ("Selector", "selector", "*v1.LabelSelector"),
+        ("MaxUnavailable", "maxUnavailable", "*intstr.IntOrString"),
+        (
+            "UnhealthyPodEvictionPolicy",
+            "unhealthyPodEvictionPolicy",
+            "*policy.UnhealthyPodEvictionPolicyType",
+        ),
+    )
+    shown = ", ".join(
+        f"{name}:({go_type})({'nil' if spec.get(key) is None else '0x…'})"
+        for name, key, go_type in fields
+    )
+    return f"policy.PodDisruptionBudgetSpec{{{shown}}}"
 
 
 def validate_pdb(obj: Obj) -> list[str]:
-    """``ValidatePodDisruptionBudget`` (policy/v1)."""
+    """``ValidatePodDisruptionBudget`` (policy/v1), then the registry's generic metadata
+    check, which runs only once the spec passes (``rest.BeforeCreate``)."""
     errs = Errors()
-    validate_meta(errs, _map(obj.get("metadata")), True, is_dns1123_subdomain)
     spec = _map(obj.get("spec"))
     min_available, max_unavailable = spec.get("minAvailable"), spec.get("maxUnavailable")
     if min_available is not None and max_unavailable is not None:
         errs.append(
-            invalid(
-                "spec.maxUnavailable",
-                max_unavailable,
-                "minAvailable and maxUnavailable cannot be both set",
-            )
+            f"spec: Invalid value: {_go_pdb_spec(spec)}: minAvailable and maxUnavailable "
+            "cannot be both set"
         )
     if min_available is not None:
         _int_or_percent(errs, min_available, "spec.minAvailable")
@@ -674,13 +697,15 @@ def validate_pdb(obj: Obj) -> list[str]:
                 "spec.unhealthyPodEvictionPolicy", policy, ("AlwaysAllow", "IfHealthyBudget")
             )
         )
+    if not errs:
+        # The PDB's own validation checks no metadata: any path-segment name will do.
+        validate_meta(errs, _map(obj.get("metadata")), True, is_valid_path_segment_name)
     return errs
 
 
 #: kind -> (apiVersions the rules apply to, rules).
 RULES: dict[str, tuple[Sequence[str], Callable[[Obj], list[str]]]] = {
     "Pod": (("v1",), validate_pod),
-    "Node": (("v1",), validate_node),
     "Namespace": (("v1",), validate_namespace),
     "PriorityClass": (("scheduling.k8s.io/v1",), validate_priority_class),
     "PodDisruptionBudget": (("policy/v1",), validate_pdb),
@@ -688,12 +713,14 @@ RULES: dict[str, tuple[Sequence[str], Callable[[Obj], list[str]]]] = {
 
 
 def _storage_rules() -> None:
-    """The storage kinds', scheduler-plugins' kinds' and workload kinds' rules live beside
-    the others' (storage.py, groups.py and workloads.py import this module)."""
+    """The node, storage, scheduler-plugins' and workload kinds' rules live beside the
+    others' (nodes.py, storage.py, groups.py and workloads.py import this module)."""
     from .groups import GROUP_RULES
+    from .nodes import validate_node
     from .storage import STORAGE_RULES
     from .workloads import WORKLOAD_RULES
 
+    RULES["Node"] = (("v1",), validate_node)
     RULES.update(STORAGE_RULES)
     RULES.update(GROUP_RULES)
     RULES.update(WORKLOAD_RULES)

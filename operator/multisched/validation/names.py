@@ -260,3 +260,33 @@ def node_selector_term_errors(path: str, term: Mapping[str, Any]) -> list[str]:
     for i, req in enumerate(term.get("matchFields") or ()):
         errs += _field_requirement_errors(f"{path}.matchFields[{i}]", req)
     return errs
+
+
+def is_valid_path_segment_name(value: str) -> list[str]:
+    """``path.IsValidPathSegmentName``: the only name rule the generic registry applies to
+    kinds whose own validation checks no name (a PodDisruptionBudget's)."""
+    if value in (".", ".."):
+        return [f"may not be '{value}'"]
+    return [f"may not contain '{c}'" for c in ("/", "%") if c in value]
+
+
+_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_GO_ESCAPES |= {"\v": "\\v", '"': '\\"', "\\": "\\\\"}
+
+
+def go_quote(value: str) -> str:
+    """``strconv.Quote``, as ``%#v`` prints a string field of a struct: unprintable
+    characters escaped (Python's and Go's notions of printable agree)."""
+    out = []
+    for ch in value:
+        if ch in _GO_ESCAPES:
+            out.append(_GO_ESCAPES[ch])
+        elif ch.isprintable():
+            out.append(ch)
+        elif ord(ch) < 0x80:
+            out.append(f"\\x{ord(ch):02x}")
+        elif ord(ch) < 0x10000:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(f"\\U{ord(ch):08x}")
+    return '"' + "".join(out) + '"'

@@ -35,7 +35,7 @@ class QuantityError(ValueError):
     """A quantity Kubernetes would not accept; ``str()`` is upstream's message."""
 
 
-def _split(text: str) -> tuple[bool, str, str, str]:
+def split_quantity(text: str) -> tuple[bool, str, str, str]:
     """``parseQuantityString``: (positive, integer digits, fraction digits, suffix)."""
     pos, end = 0, len(text)
     positive = True
@@ -101,7 +101,7 @@ def _parse(value: object, bounded: bool) -> Decimal:
     text = value if isinstance(value, str) else repr(value)
     if not text:
         raise QuantityError(ERR_FORMAT_WRONG)
-    positive, num, denom, suffix = _split(text)
+    positive, num, denom, suffix = split_quantity(text)
     base, exponent = _interpret(suffix)
     digits = (num + denom).lstrip("0")
     if not digits:

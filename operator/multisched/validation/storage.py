@@ -1,11 +1,14 @@
 """The API server's rules for the storage objects the volume plugins read: PersistentVolume
 and PersistentVolumeClaim (``pkg/apis/core/validation``), StorageClass, CSINode, CSIDriver
 and CSIStorageCapacity (``pkg/apis/storage/validation``), for the fields scheduling reads,
-with upstream's wording.
+in upstream's order and words.
 """
 
 from __future__ import annotations
 
+import functools
+import posixpath
+from collections.abc import Callable
 from typing import Any
 
 from .core import (
@@ -20,62 +23,261 @@ from .core import (
     validate_meta,
     validate_node_selector,
 )
-from .names import invalid, is_dns1123_subdomain, not_supported, required
+from .go_quantity import GoQuantity, go_resource_list, quantity_text
+from .names import (
+    duplicate,
+    forbidden,
+    invalid,
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    is_qualified_name,
+    not_supported,
+    required,
+)
+from .quantity import QuantityError, parse_quantity
 
 ACCESS_MODES = ("ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod")
 VOLUME_MODES = ("Block", "Filesystem")
 RECLAIM_POLICIES = ("Delete", "Recycle", "Retain")
+#: A StorageClass cannot ask for Recycle.
+CLASS_RECLAIM_POLICIES = ("Delete", "Retain")
 BINDING_MODES = ("Immediate", "WaitForFirstConsumer")
-#: ``PersistentVolumeSource``'s members: exactly one names where the volume lives.
-PV_SOURCES = (
-    "gcePersistentDisk", "awsElasticBlockStore", "hostPath", "glusterfs", "nfs", "rbd", "iscsi",
-    "cinder", "cephfs", "fc", "flocker", "flexVolume", "azureFile", "vsphereVolume", "quobyte",
-    "azureDisk", "photonPersistentDisk", "portworxVolume", "scaleIO", "local", "storageos", "csi",
+HOST_PATH_TYPES = (
+    "", "BlockDevice", "CharDevice", "Directory", "DirectoryOrCreate", "File", "FileOrCreate",
+    "Socket",
 )  # fmt: skip
+AZURE_CACHING_MODES = ("None", "ReadOnly", "ReadWrite")
+AZURE_DISK_KINDS = ("Dedicated", "Managed", "Shared")
+IS_NOT_POSITIVE = "must be greater than zero"
+#: ``PersistentVolumeSource``'s members in the order ``ValidatePersistentVolumeSpec`` tries them.
+PV_SOURCES = (
+    "hostPath", "gcePersistentDisk", "awsElasticBlockStore", "glusterfs", "flocker", "nfs", "rbd",
+    "quobyte", "cephfs", "iscsi", "cinder", "fc", "flexVolume", "azureFile", "vsphereVolume",
+    "photonPersistentDisk", "portworxVolume", "azureDisk", "scaleIO", "local", "storageos", "csi",
+)  # fmt: skip
+#: Upstream's paths where they are not the field's name (its slips, kept): for the "more
+#: than 1 volume type" error, and for the source's own checks.
+FORBIDDEN_PATHS = {"cephfs": "cephFS"}
+CHECKS_PATHS = {"gcePersistentDisk": "persistentDisk"}
+#: ``checkMountOption``: the sources that may carry the mount-options annotation.
+MOUNT_OPTION_SOURCES = (
+    "gcePersistentDisk", "awsElasticBlockStore", "glusterfs", "nfs", "rbd", "quobyte", "iscsi",
+    "cinder", "cephfs", "azureFile", "vsphereVolume", "azureDisk", "photonPersistentDisk",
+)  # fmt: skip
+MOUNT_OPTION_ANNOTATION = "volume.beta.kubernetes.io/mount-options"
+MAX_PARAMETERS = 512
+MAX_PARAMETERS_SIZE = 256 * (1 << 10)
+CSI_DRIVER_NAME_MAX = 63
 
 
-def _access_modes(errs: Errors, modes: Any, path: str, required_too: bool) -> None:
-    listed = _items(modes)
-    if not listed and required_too:
-        errs.append(required(path, ""))
-    for mode in listed:
+def _too_long(path: str, limit: int) -> str:
+    """``field.TooLong``: the value itself is not printed."""
+    return f"{path}: Too long: must have at most {limit} bytes"
+
+
+def _resource_list(errs: Errors, resources: Obj, path: str) -> dict[str, GoQuantity] | None:
+    """Each quantity of a ``ResourceList`` in Go's form; None when one does not parse (the
+    API server's decoder refuses the object then, so no rule runs)."""
+    out: dict[str, GoQuantity] = {}
+    for name, value in resources.items():
+        text = quantity_text(value)
+        try:
+            parse_quantity(text)
+        except QuantityError as exc:
+            errs.append(invalid(f"{path}[{name}]", text, str(exc)))
+            continue
+        out[str(name)] = GoQuantity.parse(text)
+    return out if len(out) == len(resources) else None
+
+
+# -- PersistentVolume and PersistentVolumeClaim ------------------------------------------
+
+
+def _access_modes(errs: Errors, modes: list[Any], path: str) -> None:
+    """The access modes' loop shared by volumes and claims (ReadWriteOncePod is on in 1.28)."""
+    once_pod = others = False
+    for mode in modes:
         if mode not in ACCESS_MODES:
             errs.append(not_supported(path, mode, ACCESS_MODES))
-    if "ReadWriteOncePod" in listed and len(listed) > 1:
-        errs.append(invalid(path, listed, "may not use ReadWriteOncePod with other access modes"))
+        if mode == "ReadWriteOncePod":
+            once_pod = True
+        elif mode in ACCESS_MODES:
+            others = True
+    if once_pod and others:
+        errs.append(forbidden(path, "may not use ReadWriteOncePod with other access modes"))
 
 
-def _storage(errs: Errors, resources: Any, path: str, what: str) -> None:
-    value = _map(resources).get("storage")
-    if value is None:
-        errs.append(required(f"{path}[storage]", ""))
+def _class_name(errs: Errors, spec: Obj) -> None:
+    name = _str(spec.get("storageClassName"))
+    if name:
+        errs.name("spec.storageClassName", name, is_dns1123_subdomain)
+
+
+def _volume_mode(errs: Errors, spec: Obj) -> None:
+    mode = spec.get("volumeMode")  # defaulted to Filesystem when absent
+    if mode is not None and mode not in VOLUME_MODES:
+        errs.append(not_supported("spec.volumeMode", mode, VOLUME_MODES))
+
+
+def _no_backsteps(errs: Errors, target: str, path: str) -> None:
+    """``validatePathNoBacksteps``."""
+    if ".." in target.split("/"):
+        errs.append(invalid(path, target, "must not contain '..'"))
+
+
+def _host_path(errs: Errors, source: Obj, path: str) -> None:
+    if _local(errs, source, path):
+        kind = source.get("type")
+        if kind is not None and kind not in HOST_PATH_TYPES:
+            errs.append(not_supported(f"{path}.type", kind, HOST_PATH_TYPES))
+
+
+def _local(errs: Errors, source: Obj, path: str) -> bool:
+    """A path, without backsteps; False when there is none (nothing more is checked)."""
+    target = _str(source.get("path"))
+    if not target:
+        errs.append(required(f"{path}.path"))
+        return False
+    _no_backsteps(errs, target, f"{path}.path")
+    return True
+
+
+def _disk(id_field: str) -> Any:
+    """The GCE and AWS disks: an ID and a partition."""
+
+    def check(errs: Errors, source: Obj, path: str) -> None:
+        if not _str(source.get(id_field)):
+            errs.append(required(f"{path}.{id_field}"))
+        partition = source.get("partition")
+        if _int(partition) and not 0 <= partition <= 255:
+            # Upstream's message says 1, its check allows 0.
+            errs.append(
+                invalid(f"{path}.partition", partition, "must be between 1 and 255, inclusive")
+            )
+
+    return check
+
+
+def _rbd(errs: Errors, source: Obj, path: str) -> None:
+    if not _items(source.get("monitors")):
+        errs.append(required(f"{path}.monitors"))
+    if not _str(source.get("image")):
+        errs.append(required(f"{path}.image"))
+
+
+def _cinder(errs: Errors, source: Obj, path: str) -> None:
+    if not _str(source.get("volumeID")):
+        errs.append(required(f"{path}.volumeID"))
+    ref = source.get("secretRef")
+    if ref is not None:
+        for part in ("name", "namespace"):
+            if not _str(_map(ref).get(part)):
+                errs.append(required(f"{path}.secretRef.{part}"))
+
+
+def _azure_disk(errs: Errors, source: Obj, path: str) -> None:
+    if not _str(source.get("diskName")):
+        errs.append(required(f"{path}.diskName"))
+    uri = _str(source.get("diskURI"))
+    if not uri:
+        errs.append(required(f"{path}.diskURI"))
+    caching = source.get("cachingMode", "ReadWrite")  # upstream's defaults
+    if caching is not None and caching not in AZURE_CACHING_MODES:
+        errs.append(not_supported(f"{path}.cachingMode", caching, AZURE_CACHING_MODES))
+    kind = source.get("kind", "Shared")
+    if kind is None:
         return
-    amount = quantity(errs, value, f"{path}[storage]")
-    if amount is not None and amount <= 0:
-        errs.append(invalid(f"{path}[storage]", value, f"must be greater than zero ({what})"))
+    if kind not in AZURE_DISK_KINDS:
+        errs.append(not_supported(f"{path}.kind", kind, AZURE_DISK_KINDS))
+    if kind == "Managed" and not uri.startswith("/subscriptions/"):
+        managed = "/subscriptions/{sub-id}/resourcegroups/{group-name}/providers/microsoft.compute/disks/{disk-id}"  # noqa: E501
+        errs.append(not_supported(f"{path}.diskURI", uri, (managed,)))
+    if kind != "Managed" and not uri.startswith("https://"):
+        blob = "https://{account-name}.blob.core.windows.net/{container-name}/{disk-name}.vhd"
+        errs.append(not_supported(f"{path}.diskURI", uri, (blob,)))
+
+
+def _secret_reference(errs: Errors, ref: Obj, path: str) -> None:
+    """``validatePVSecretReference``."""
+    name, namespace = _str(ref.get("name")), _str(ref.get("namespace"))
+    if not name:
+        errs.append(required(f"{path}.name"))
+    else:
+        errs.name(f"{path}.name", name, is_dns1123_subdomain)
+    if not namespace:
+        errs.append(required(f"{path}.namespace"))
+    else:
+        errs.name(f"{path}.namespace", namespace, is_dns1123_label)
+
+
+def _csi(errs: Errors, source: Obj, path: str) -> None:
+    """``validateCSIPersistentVolumeSource``, ``ValidateCSIDriverName`` first."""
+    driver = _str(source.get("driver"))
+    if not driver:
+        errs.append(required(f"{path}.driver"))
+    if len(driver) > CSI_DRIVER_NAME_MAX:
+        errs.append(_too_long(f"{path}.driver", CSI_DRIVER_NAME_MAX))
+    for msg in is_dns1123_subdomain(driver.lower()):
+        errs.append(invalid(f"{path}.driver", driver, msg))
+    if not _str(source.get("volumeHandle")):
+        errs.append(required(f"{path}.volumeHandle"))
+    for ref in (
+        "controllerPublishSecretRef",
+        "controllerExpandSecretRef",
+        "nodePublishSecretRef",
+        "nodeExpandSecretRef",
+    ):
+        if source.get(ref) is not None:
+            _secret_reference(errs, _map(source.get(ref)), f"{path}.{ref}")
+
+
+#: The sources whose own fields are checked: the ones scheduling reads. The others count
+#: toward "one volume type" only.
+_SOURCE_CHECKS = {
+    "hostPath": _host_path,
+    "gcePersistentDisk": _disk("pdName"),
+    "awsElasticBlockStore": _disk("volumeID"),
+    "rbd": _rbd,
+    "cinder": _cinder,
+    "azureDisk": _azure_disk,
+    "local": _local,
+    "csi": _csi,
+}
+
+
+def _capacity(errs: Errors, capacity: Any) -> None:
+    """The capacity: storage alone, each amount positive."""
+    resources = _map(capacity)
+    if not resources:
+        errs.append(required("spec.capacity"))
+    amounts = _resource_list(errs, resources, "spec.capacity")
+    if amounts is None:
+        return
+    if "storage" not in amounts or len(amounts) > 1:
+        listed = go_resource_list(amounts if capacity is not None else None)
+        errs.append(f'spec.capacity: Unsupported value: {listed}: supported values: "storage"')
+    for name, amount in amounts.items():
+        path = f"spec.capacity[{name}]"
+        if amount.int_value() < 0:  # validateBasicResource
+            errs.append(invalid(path, amount.int_value(), "must be a valid resource quantity"))
+        if amount.sign() <= 0:
+            errs.append(invalid(path, amount.string(), IS_NOT_POSITIVE))
 
 
 def validate_persistent_volume(obj: Obj) -> list[str]:
-    """``ValidatePersistentVolume`` for capacity, modes, the one source, node affinity."""
+    """``ValidatePersistentVolume`` (``ValidatePersistentVolumeSpec``, not inline) and the
+    registry's mount-options check."""
     errs = Errors()
-    validate_meta(errs, _map(obj.get("metadata")), False, is_dns1123_subdomain)
+    meta = _map(obj.get("metadata"))
+    validate_meta(errs, meta, False, is_dns1123_subdomain)
     spec = _map(obj.get("spec"))
-    _access_modes(errs, spec.get("accessModes"), "spec.accessModes", True)
-    capacity = _map(spec.get("capacity"))
-    if not capacity:
-        errs.append(required("spec.capacity", ""))
-    else:
-        _storage(errs, capacity, "spec.capacity", "capacity")
-    sources = [s for s in PV_SOURCES if spec.get(s) is not None]
-    if not sources:
-        errs.append(required("spec", "must specify a volume type"))
-    elif len(sources) > 1:
-        errs.append(f"spec.{sources[1]}: Forbidden: may not specify more than 1 volume type")
-    mode = spec.get("volumeMode")
-    if mode is not None and mode not in VOLUME_MODES:
-        errs.append(not_supported("spec.volumeMode", mode, VOLUME_MODES))
-    policy = spec.get("persistentVolumeReclaimPolicy")
-    if policy is not None and policy not in RECLAIM_POLICIES:
+    modes = _items(spec.get("accessModes"))
+    if not modes:
+        errs.append(required("spec.accessModes"))
+    _access_modes(errs, modes, "spec.accessModes")
+    _capacity(errs, spec.get("capacity"))
+    policy = _str(spec.get("persistentVolumeReclaimPolicy"))
+    if policy and policy not in RECLAIM_POLICIES:
         errs.append(not_supported("spec.persistentVolumeReclaimPolicy", policy, RECLAIM_POLICIES))
     affinity = spec.get("nodeAffinity")
     if affinity is not None:
@@ -86,46 +288,139 @@ def validate_persistent_volume(obj: Obj) -> list[str]:
             )
         else:
             validate_node_selector(errs, required_terms, "spec.nodeAffinity.required")
-    if "local" in sources and affinity is None:
-        errs.append(required("spec.nodeAffinity", "Local volume requires node affinity"))
+    count = 0
+    for field in PV_SOURCES:
+        if spec.get(field) is None:
+            continue
+        # Upstream counts a flexVolume without asking whether another came first.
+        if count and field != "flexVolume":
+            path = f"spec.{FORBIDDEN_PATHS.get(field, field)}"
+            errs.append(forbidden(path, "may not specify more than 1 volume type"))
+            continue
+        count += 1
+        check = _SOURCE_CHECKS.get(field)
+        if check is not None:
+            check(errs, _map(spec.get(field)), f"spec.{CHECKS_PATHS.get(field, field)}")
+        if field == "local" and affinity is None:
+            errs.append(required("spec.nodeAffinity", "Local volume requires node affinity"))
+    if not count:
+        errs.append(required("spec", "must specify a volume type"))
+    host_path = spec.get("hostPath")
+    if host_path is not None and policy == "Recycle":
+        cleaned = posixpath.normpath(_str(_map(host_path).get("path")))
+        if cleaned.startswith("//"):  # Go's path.Clean keeps one
+            cleaned = "/" + cleaned.lstrip("/")
+        if cleaned == "/":
+            errs.append(
+                forbidden(
+                    "spec.persistentVolumeReclaimPolicy",
+                    "may not be 'recycle' for a hostPath mount of '/'",
+                )
+            )
+    _class_name(errs, spec)
+    _volume_mode(errs, spec)
+    annotations = _map(meta.get("annotations"))
+    if MOUNT_OPTION_ANNOTATION in annotations and not any(
+        spec.get(s) is not None for s in MOUNT_OPTION_SOURCES
+    ):
+        errs.append(
+            forbidden(
+                f"metadata.annotations.{MOUNT_OPTION_ANNOTATION}",
+                "may not specify mount options for this volume type",
+            )
+        )
     return errs
 
 
 def validate_persistent_volume_claim(obj: Obj) -> list[str]:
-    """``ValidatePersistentVolumeClaim``: modes, the storage request, selector, volume mode."""
+    """``ValidatePersistentVolumeClaim``: modes, selector, the storage request, class, mode."""
     errs = Errors()
     validate_meta(errs, _map(obj.get("metadata")), True, is_dns1123_subdomain)
     spec = _map(obj.get("spec"))
-    _access_modes(errs, spec.get("accessModes"), "spec.accessModes", True)
-    requests = _map(_map(spec.get("resources")).get("requests"))
-    _storage(errs, requests, "spec.resources.requests", "request")
+    modes = _items(spec.get("accessModes"))
+    if not modes:
+        errs.append(required("spec.accessModes", "at least 1 access mode is required"))
     if spec.get("selector") is not None:
         validate_label_selector(errs, spec.get("selector"), "spec.selector")
-    mode = spec.get("volumeMode")
-    if mode is not None and mode not in VOLUME_MODES:
-        errs.append(not_supported("spec.volumeMode", mode, VOLUME_MODES))
+    _access_modes(errs, modes, "spec.accessModes")
+    resources = _map(spec.get("resources"))
+    # Every quantity must decode; only the storage request is validated, under this path.
+    _resource_list(errs, _map(resources.get("limits")), "spec.resources.limits")
+    requests = _resource_list(errs, _map(resources.get("requests")), "spec.resources.requests")
+    path = "spec.resources[storage]"
+    if "storage" not in _map(resources.get("requests")):
+        errs.append(required(path))
+    elif requests is not None and requests["storage"].sign() <= 0:
+        errs.append(invalid(path, requests["storage"].string(), IS_NOT_POSITIVE))
+    _class_name(errs, spec)
+    _volume_mode(errs, spec)
     return errs
 
 
+# -- StorageClass ------------------------------------------------------------------------
+
+
+def _parameters(errs: Errors, params: Obj) -> None:
+    """``validateParameters``: at most 512, no empty key, 256 KiB in all."""
+    if len(params) > MAX_PARAMETERS:
+        errs.append(_too_long("parameters", MAX_PARAMETERS))
+        return
+    size = 0
+    for key, value in params.items():
+        if not key:
+            errs.append(invalid("parameters", key, "field can not be empty."))
+        size += len(str(key).encode()) + len(_str(value).encode())
+    if size > MAX_PARAMETERS_SIZE:
+        errs.append(_too_long("parameters", MAX_PARAMETERS_SIZE))
+
+
+def _allowed_topologies(errs: Errors, topologies: Any) -> None:
+    """``validateAllowedTopologies``. Upstream makes its list of terms seen with one empty
+    entry per term before appending to it, so a term without requirements is always a
+    "duplicate" (of those, and of any earlier empty term; one line, once reported)."""
+    terms = _items(topologies)
+    seen: list[dict[str, frozenset[Any]]] = [{} for _ in terms]
+    for i, term in enumerate(terms):
+        path = f"allowedTopologies[{i}].matchLabelExpressions"
+        exprs: dict[str, frozenset[Any]] = {}
+        # ValidateTopologySelectorTerm: an empty list is allowed here.
+        for j, raw in enumerate(_items(_map(term).get("matchLabelExpressions"))):
+            req_path, req = f"{path}[{j}]", _map(raw)
+            values = _items(req.get("values"))
+            if not values:
+                errs.append(required(f"{req_path}.values"))
+            value_set: set[Any] = set()
+            for k, value in enumerate(values):
+                if value in value_set:
+                    errs.append(duplicate(f"{req_path}.values[{k}]", value))
+                value_set.add(value)
+            key = _str(req.get("key"))
+            errs.label_name(f"{req_path}.key", key)
+            if key in exprs:
+                errs.append(duplicate(f"{req_path}.key", key))
+            exprs[key] = frozenset(value_set)
+        errs.extend(duplicate(path, "") for earlier in seen if earlier == exprs)
+        seen.append(exprs)
+
+
 def validate_storage_class(obj: Obj) -> list[str]:
-    """``ValidateStorageClass``: a provisioner, a known binding mode, topology terms."""
+    """``ValidateStorageClass``, after the v1 defaults (Delete, Immediate)."""
     errs = Errors()
     validate_meta(errs, _map(obj.get("metadata")), False, is_dns1123_subdomain)
-    if not _str(obj.get("provisioner")):
-        errs.append(required("provisioner", ""))
+    provisioner = _str(obj.get("provisioner"))
+    if not provisioner:
+        errs.append(required("provisioner"))
+    else:
+        lowered = provisioner.lower()  # upstream checks, and prints, it lower-cased
+        errs.extend(invalid("provisioner", lowered, m) for m in is_qualified_name(lowered))
+    _parameters(errs, _map(obj.get("parameters")))
+    policy = obj.get("reclaimPolicy")
+    if policy and policy not in CLASS_RECLAIM_POLICIES:
+        errs.append(not_supported("reclaimPolicy", policy, CLASS_RECLAIM_POLICIES))
     mode = obj.get("volumeBindingMode")
     if mode is not None and mode not in BINDING_MODES:
         errs.append(not_supported("volumeBindingMode", mode, BINDING_MODES))
-    for i, term in enumerate(_items(obj.get("allowedTopologies"))):
-        path = f"allowedTopologies[{i}].matchLabelExpressions"
-        exprs = _items(_map(term).get("matchLabelExpressions"))
-        if not exprs:
-            errs.append(required(path, "must contain at least one requirement"))
-        for j, expr in enumerate(exprs):
-            expr_path = f"{path}[{j}]"
-            errs.label_name(f"{expr_path}.key", _str(_map(expr).get("key")))
-            if not _items(_map(expr).get("values")):
-                errs.append(required(f"{expr_path}.values", "must specify as least one value"))
+    _allowed_topologies(errs, obj.get("allowedTopologies"))
     return errs
 
 
@@ -175,11 +470,22 @@ def validate_csi_storage_capacity(obj: Obj) -> list[str]:
     return errs
 
 
+def _as_reported(rule: Callable[[Obj], list[str]]) -> Callable[[Obj], list[str]]:
+    """The API server names each distinct line once (``ErrorList.ToAggregate``): a mode
+    listed twice, or two empty topology terms, give one line."""
+
+    @functools.wraps(rule)
+    def reported(obj: Obj) -> list[str]:
+        return list(dict.fromkeys(rule(obj)))
+
+    return reported
+
+
 STORAGE_RULES: dict[str, tuple[tuple[str, ...], Any]] = {
-    "PersistentVolume": (("v1",), validate_persistent_volume),
-    "PersistentVolumeClaim": (("v1",), validate_persistent_volume_claim),
-    "StorageClass": (("storage.k8s.io/v1",), validate_storage_class),
-    "CSINode": (("storage.k8s.io/v1",), validate_csi_node),
-    "CSIDriver": (("storage.k8s.io/v1",), validate_csi_driver),
-    "CSIStorageCapacity": (("storage.k8s.io/v1",), validate_csi_storage_capacity),
+    "PersistentVolume": (("v1",), _as_reported(validate_persistent_volume)),
+    "PersistentVolumeClaim": (("v1",), _as_reported(validate_persistent_volume_claim)),
+    "StorageClass": (("storage.k8s.io/v1",), _as_reported(validate_storage_class)),
+    "CSINode": (("storage.k8s.io/v1",), _as_reported(validate_csi_node)),
+    "CSIDriver": (("storage.k8s.io/v1",), _as_reported(validate_csi_driver)),
+    "CSIStorageCapacity": (("storage.k8s.io/v1",), _as_reported(validate_csi_storage_capacity)),
 }
