@@ -151,7 +151,7 @@ def is_valid_label_value(value: str) -> list[str]:
 def go_value(value: Any) -> str:
     """A bad value as ``field.Error`` prints it (%q strings, %#v string slices)."""
     if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return go_quote(value)
     if value is None:
         return "null"
     if isinstance(value, bool):
