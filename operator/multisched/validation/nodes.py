@@ -59,12 +59,11 @@ def _node_taints(errs: Errors, taints: Any, path: str) -> None:
         if not isinstance(t, Mapping) or any(not isinstance(t.get(f), str | None) for f in fields):
             continue  # the schema names it, under spec.taints, which would not hide ours
         key, value, effect = _str(t.get("key")), _str(t.get("value")), _str(t.get("effect"))
-        # Quoted as %q does (go_value leaves control characters raw).
         for msg in is_qualified_name(key):
-            errs.append(f"{p}.key: Invalid value: {go_quote(key)}: {msg}")
+            errs.append(invalid(f"{p}.key", key, msg))
         msgs = is_valid_label_value(value)
         if msgs:
-            errs.append(f"{p}.value: Invalid value: {go_quote(value)}: {';'.join(msgs)}")
+            errs.append(invalid(f"{p}.value", value, ";".join(msgs)))
         _taint_effect(errs, effect, f"{p}.effect", allow_empty=False)
         if (key, effect) in seen:
             errs.append(
