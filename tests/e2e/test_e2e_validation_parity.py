@@ -368,6 +368,59 @@ PRIORITY_CLASS_MUTATIONS: Mutations = [
     (("metadata", "name"), ["system-mutant", "Mutant", "system-node-critical"]),
 ]
 
+SERVICE: dict[str, Any] = {
+    "apiVersion": "v1",
+    "kind": "Service",
+    "metadata": {"name": "mutant", "namespace": "default"},
+    "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]},
+}
+SERVICE_MUTATIONS: Mutations = [
+    (("metadata", "name"), ["1web", "web.v1", "Web"]),
+    (("spec", "selector"), [{"app": "a b"}, {"bad key!": "x"}, {}, {"app": ""}]),
+]
+
+_TEMPLATE = {
+    "metadata": {"labels": {"app": "web"}},
+    "spec": {"containers": [{"name": "c", "image": "x"}]},
+}
+REPLICA_SET: dict[str, Any] = {
+    "apiVersion": "apps/v1",
+    "kind": "ReplicaSet",
+    "metadata": {"name": "mutant", "namespace": "default"},
+    "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": _TEMPLATE},
+}
+STATEFUL_SET: dict[str, Any] = {
+    **REPLICA_SET,
+    "kind": "StatefulSet",
+    "spec": {**REPLICA_SET["spec"], "serviceName": "web"},
+}
+APPS_MUTATIONS: Mutations = [
+    (("metadata", "name"), ["web.v1", "Web"]),
+    (
+        ("spec", "selector"),
+        [
+            {},
+            {"matchLabels": {}},
+            {"matchLabels": {"app": "db"}},
+            {"matchExpressions": [{"key": "app", "operator": "In", "values": ["web", "db"]}]},
+            {"matchExpressions": [{"key": "app", "operator": "Bogus"}]},
+            {"matchExpressions": [{"key": "app", "operator": "Exists", "values": ["x"]}]},
+        ],
+    ),
+    (("spec", "template", "metadata", "labels"), [{"app": "db"}, {"app": "web", "v": "2"}, {}]),
+]
+CONTROLLER: dict[str, Any] = {
+    "apiVersion": "v1",
+    "kind": "ReplicationController",
+    "metadata": {"name": "mutant", "namespace": "default"},
+    "spec": {"selector": {"app": "web"}, "template": _TEMPLATE},
+}
+CONTROLLER_MUTATIONS: Mutations = [
+    (("metadata", "name"), ["web.v1", "Web"]),
+    (("spec", "selector"), [{}, {"app": "db"}, {"app": "web", "v": "2"}]),
+    (("spec", "template", "metadata", "labels"), [{"app": "db"}, {}]),
+]
+
 #: kind: (base object, mutations, mutants of it).
 KINDS: dict[str, tuple[dict[str, Any], Mutations, int]] = {
     "Pod": (POD, POD_MUTATIONS, MUTANTS),
@@ -377,6 +430,10 @@ KINDS: dict[str, tuple[dict[str, Any], Mutations, int]] = {
     "StorageClass": (STORAGE_CLASS, STORAGE_CLASS_MUTATIONS, MUTANTS // 5),
     "PodDisruptionBudget": (BUDGET, BUDGET_MUTATIONS, MUTANTS // 5),
     "PriorityClass": (PRIORITY_CLASS, PRIORITY_CLASS_MUTATIONS, MUTANTS // 5),
+    "Service": (SERVICE, SERVICE_MUTATIONS, MUTANTS // 10),
+    "ReplicaSet": (REPLICA_SET, APPS_MUTATIONS, MUTANTS // 5),
+    "StatefulSet": (STATEFUL_SET, APPS_MUTATIONS, MUTANTS // 5),
+    "ReplicationController": (CONTROLLER, CONTROLLER_MUTATIONS, MUTANTS // 10),
 }
 
 
