@@ -32,8 +32,8 @@ class Diagnosis:
         #: in every cycle, so the map by name is built only when read.
         self._rejected: list[tuple[Sequence[NodeInfo], Sequence[Status]]] = []
         self.unschedulable_plugins: set[str] = set()
-        #: Nodes a PreFilter result left out, by name, with the plugins that narrowed it. v1.28
-        #: gives them no status (not in the message, tried by preemption); explain shows them.
+        #: Nodes a PreFilter result left out, by name, with the plugins that narrowed it, when
+        #: explaining. v1.28 gives them no status (not in the message, tried by preemption).
         self.outside_pre_filter: dict[str, str] = {}
         self.pre_filter_msg = ""
         self.post_filter_msg = ""

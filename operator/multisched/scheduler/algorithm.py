@@ -140,22 +140,23 @@ class Algorithm:
         if pre_result is not None and pre_result.node_names is not None:
             names = pre_result.node_names
             nodes = [n for n in all_nodes if n.name in names]
-            outside = [n.name for n in all_nodes if n.name not in names]
-            if len(nodes) < len(names):
+            missing = len(nodes) < len(names)
+            if missing or record is not None:
+                outside = [n.name for n in all_nodes if n.name not in names]
+            if missing:
                 # v1.28 fails the cycle on a name no node has ("nodeinfo not found for node
                 # name"), so a PV whose affinity names a deleted node kept its pod pending
                 # for good (kubernetes#123465). v1.29 fixed it (kubernetes#119779) by
                 # rejecting every node outside the result; so do we, in that case only.
                 filtered = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, MSG_FILTERED_OUT)
                 diagnosis.node_to_status.update(dict.fromkeys(outside, filtered))
-            else:
+            elif record is not None:
                 # v1.28 gives the nodes outside the result no status (the message leaves
-                # them out, preemption tries them); explain still says why they were left.
+                # them out, preemption tries them); explain, alone, says why they were left.
                 plugins = " ".join(sorted(set(pre_result.plugins)))
                 diagnosis.outside_pre_filter = dict.fromkeys(outside, plugins)
-                if record is not None:
-                    shown = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, MSG_FILTERED_OUT)
-                    record.verdicts.update(dict.fromkeys(outside, shown.with_plugin(plugins)))
+                shown = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, MSG_FILTERED_OUT)
+                record.verdicts.update(dict.fromkeys(outside, shown.with_plugin(plugins)))
         feasible = self._find_nodes_that_pass_filters(fwk, state, pod, diagnosis, nodes, record)
         return feasible, diagnosis
 
