@@ -33,20 +33,6 @@ DEFAULT_MULTI_POINT: tuple[Plugin, ...] = (
     Plugin(name="DefaultBinder"),
 )
 
-#: Upstream plugins multisched refuses to enable: the in-tree volume limits (CSI migration
-#: made NodeVolumeLimits count those volumes) and dynamic resource allocation.
-UNSUPPORTED_PLUGINS: frozenset[str] = frozenset(
-    {
-        "EBSLimits",
-        "GCEPDLimits",
-        "AzureDiskLimits",
-        "CinderLimits",
-        "DynamicResources",
-        "SelectorSpread",
-    }
-)
-
-
 #: Plugins KubeSchedulerConfiguration v1 refuses (upstream ``invalidPluginsByVersion``),
 #: with what does their work now.
 REMOVED_PLUGINS: dict[str, str] = {
@@ -54,6 +40,11 @@ REMOVED_PLUGINS: dict[str, str] = {
         "PodTopologySpread's default constraints spread the pods of a Service or controller"
     ),
 }
+#: Upstream plugins multisched refuses to enable: the in-tree volume limits (CSI migration
+#: made NodeVolumeLimits count those volumes), dynamic resource allocation, and the removed.
+UNSUPPORTED_PLUGINS: frozenset[str] = frozenset(
+    {"EBSLimits", "GCEPDLimits", "AzureDiskLimits", "CinderLimits", "DynamicResources"}
+) | frozenset(REMOVED_PLUGINS)
 
 
 def unsupported_message(name: str) -> str:

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from multisched.informer.kinds import GROUPS, STORAGE, WORKLOADS
+from multisched.validation.workloads import template_labels
 
 from .reading import LiveCluster
 
@@ -146,8 +147,7 @@ def slim_workload(kind: str, raw: Mapping[str, Any]) -> dict[str, Any]:
     if spec.get("selector") is not None:
         out["selector"] = spec["selector"]
     if kind != "Service":
-        labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
-        out["template"] = {"metadata": {"labels": labels}}
+        out["template"] = {"metadata": {"labels": template_labels(spec) or {}}}
     return _obj(_api_version(kind), kind, meta, spec=out)
 
 

@@ -29,6 +29,7 @@ from multisched.validation import (
     without_nulls,
 )
 from multisched.validation.core import SYSTEM_PRIORITY_CLASSES
+from multisched.validation.workloads import template_labels
 
 from .feed import EngineFeed
 from .scheduler import Outcome, Scheduler
@@ -238,8 +239,7 @@ class ClusterInput:
             spec = raw.get("spec") or {}
             if kind == "ReplicationController" and not spec.get("selector"):
                 # The API server's default: the template's labels.
-                labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels")
-                spec = {**spec, "selector": labels}
+                spec = {**spec, "selector": template_labels(spec)}
             self.workloads.append((kind, {**raw, "metadata": meta, "spec": spec}))
         elif kind in VOLUME_KINDS:
             meta = dict(meta)

@@ -20,6 +20,7 @@ from .names import (
     go_quote,
     go_value,
     invalid,
+    invalid_shown,
     is_dns1123_label,
     is_dns1123_subdomain,
     is_qualified_name,
@@ -406,8 +407,11 @@ def validate_tolerations(errs: Errors, tolerations: Any, path: str) -> None:
         elif op == "Exists":
             if value:
                 errs.append(
-                    f"{p}.operator: Invalid value: {_go_toleration(t)}: "
-                    "value must be empty when `operator` is 'Exists'"
+                    invalid_shown(
+                        f"{p}.operator",
+                        _go_toleration(t),
+                        "value must be empty when `operator` is 'Exists'",
+                    )
                 )
         else:
             errs.append(not_supported(f"{p}.operator", op, TOLERATION_OPERATORS))
@@ -646,12 +650,12 @@ def _int_or_percent(errs: Errors, value: Any, path: str) -> None:
     # A string is reported as the IntOrString it decodes to (%#v: it has no value String()).
     shown = f"intstr.IntOrString{{Type:1, IntVal:0, StrVal:{go_quote(text)}}}"
     if not _PERCENT.fullmatch(text):  # Go's $ is the end of the text, not of a line
-        errs.append(f"{path}: Invalid value: {shown}: {_PERCENT_MSG}")
+        errs.append(invalid_shown(path, shown, _PERCENT_MSG))
         return
     digits = text[:-1].lstrip("0")
     # strconv.Atoi saturates on overflow, so any long number is over 100.
     if len(digits) > 3 or int(digits or "0") > 100:
-        errs.append(f"{path}: Invalid value: {shown}: must not be greater than 100%")
+        errs.append(invalid_shown(path, shown, "must not be greater than 100%"))
 
 
 def _go_pdb_spec(spec: Obj) -> str:
@@ -682,8 +686,9 @@ def validate_pdb(obj: Obj) -> list[str]:
     min_available, max_unavailable = spec.get("minAvailable"), spec.get("maxUnavailable")
     if min_available is not None and max_unavailable is not None:
         errs.append(
-            f"spec: Invalid value: {_go_pdb_spec(spec)}: minAvailable and maxUnavailable "
-            "cannot be both set"
+            invalid_shown(
+                "spec", _go_pdb_spec(spec), "minAvailable and maxUnavailable cannot be both set"
+            )
         )
     if min_available is not None:
         _int_or_percent(errs, min_available, "spec.minAvailable")

@@ -195,7 +195,9 @@ def object_problems(doc: Document) -> list[str]:
     if rules is None:
         return structure
     try:
-        semantic = rules[1](obj)
+        # The API server names each distinct line once (``ErrorList.ToAggregate``): a mode
+        # listed twice, or two empty topology terms, give one line.
+        semantic = list(dict.fromkeys(rules[1](obj)))
     except (TypeError, ValueError, AttributeError, KeyError):
         if not structure:
             raise  # the rules must read any well-typed object: a bug to see, not to hide

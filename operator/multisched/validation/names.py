@@ -162,7 +162,14 @@ def go_value(value: Any) -> str:
 
 
 def invalid(path: str, value: Any, detail: str) -> str:
-    return f"{path}: Invalid value: {go_value(value)}: {detail}"
+    return invalid_shown(path, go_value(value), detail)
+
+
+def invalid_shown(path: str, shown: str, detail: str = "") -> str:
+    """``field.Invalid`` of a value already printed as Go prints it (a struct's ``%#v``)."""
+    return (
+        f"{path}: Invalid value: {shown}: {detail}" if detail else f"{path}: Invalid value: {shown}"
+    )
 
 
 def required(path: str, detail: str = "") -> str:

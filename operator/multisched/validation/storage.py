@@ -6,12 +6,11 @@ in upstream's order and words.
 
 from __future__ import annotations
 
-import functools
 import posixpath
-from collections.abc import Callable
 from typing import Any
 
 from .core import (
+    IS_NOT_POSITIVE,
     Errors,
     Obj,
     _int,
@@ -48,7 +47,6 @@ HOST_PATH_TYPES = (
 )  # fmt: skip
 AZURE_CACHING_MODES = ("None", "ReadOnly", "ReadWrite")
 AZURE_DISK_KINDS = ("Dedicated", "Managed", "Shared")
-IS_NOT_POSITIVE = "must be greater than zero"
 #: ``PersistentVolumeSource``'s members in the order ``ValidatePersistentVolumeSpec`` tries them.
 PV_SOURCES = (
     "hostPath", "gcePersistentDisk", "awsElasticBlockStore", "glusterfs", "flocker", "nfs", "rbd",
@@ -470,22 +468,11 @@ def validate_csi_storage_capacity(obj: Obj) -> list[str]:
     return errs
 
 
-def _as_reported(rule: Callable[[Obj], list[str]]) -> Callable[[Obj], list[str]]:
-    """The API server names each distinct line once (``ErrorList.ToAggregate``): a mode
-    listed twice, or two empty topology terms, give one line."""
-
-    @functools.wraps(rule)
-    def reported(obj: Obj) -> list[str]:
-        return list(dict.fromkeys(rule(obj)))
-
-    return reported
-
-
 STORAGE_RULES: dict[str, tuple[tuple[str, ...], Any]] = {
-    "PersistentVolume": (("v1",), _as_reported(validate_persistent_volume)),
-    "PersistentVolumeClaim": (("v1",), _as_reported(validate_persistent_volume_claim)),
-    "StorageClass": (("storage.k8s.io/v1",), _as_reported(validate_storage_class)),
-    "CSINode": (("storage.k8s.io/v1",), _as_reported(validate_csi_node)),
-    "CSIDriver": (("storage.k8s.io/v1",), _as_reported(validate_csi_driver)),
-    "CSIStorageCapacity": (("storage.k8s.io/v1",), _as_reported(validate_csi_storage_capacity)),
+    "PersistentVolume": (("v1",), validate_persistent_volume),
+    "PersistentVolumeClaim": (("v1",), validate_persistent_volume_claim),
+    "StorageClass": (("storage.k8s.io/v1",), validate_storage_class),
+    "CSINode": (("storage.k8s.io/v1",), validate_csi_node),
+    "CSIDriver": (("storage.k8s.io/v1",), validate_csi_driver),
+    "CSIStorageCapacity": (("storage.k8s.io/v1",), validate_csi_storage_capacity),
 }

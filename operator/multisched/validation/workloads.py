@@ -21,19 +21,17 @@ from .core import (
     validate_labels,
     validate_meta,
 )
-from .names import go_value, is_dns1035_label, is_dns1123_label, is_dns1123_subdomain, required
+from .names import (
+    go_value,
+    invalid_shown,
+    is_dns1035_label,
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    required,
+)
 
 _TEMPLATE_LABELS = "spec.template.metadata.labels"
 _MISMATCH = "`selector` does not match template `labels`"
-
-
-def _invalid(path: str, printed: str, detail: str) -> str:
-    """``field.Invalid`` for a value already printed as Go prints it (not a quoted string)."""
-    return (
-        f"{path}: Invalid value: {printed}: {detail}"
-        if detail
-        else f"{path}: Invalid value: {printed}"
-    )
 
 
 def _go_map(labels: Any) -> str:
@@ -45,9 +43,7 @@ def _go_map(labels: Any) -> str:
 
 
 def _go_strings(values: Any) -> str:
-    if not isinstance(values, list):
-        return "[]string(nil)"
-    return "[]string{" + ", ".join(go_value(str(v)) for v in values) + "}"
+    return go_value([str(v) for v in values]) if isinstance(values, list) else "[]string(nil)"
 
 
 def _go_selector(selector: Obj) -> str:
@@ -89,7 +85,7 @@ def _matches(selector: Obj, labels: Mapping[str, Any]) -> bool:
     return True
 
 
-def _template_labels(spec: Obj) -> Any:
+def template_labels(spec: Obj) -> Any:
     """The template's labels as written (None when unset: Go's nil map)."""
     return _map(_map(spec.get("template")).get("metadata")).get("labels")
 
@@ -108,14 +104,14 @@ def validate_replication_controller(obj: Obj) -> list[str]:
     errs = Errors()
     validate_meta(errs, _map(obj.get("metadata")), True, is_dns1123_subdomain)
     spec = _map(obj.get("spec"))
-    labels = _template_labels(spec)
+    labels = template_labels(spec)
     selector = _map(spec.get("selector")) or _map(labels)
     if not selector:
         errs.append(required("spec.selector"))
     if spec.get("template") is None:
         errs.append(required("spec.template"))
     elif selector and not _matches({"matchLabels": selector}, _map(labels)):
-        errs.append(_invalid(_TEMPLATE_LABELS, _go_map(labels), _MISMATCH))
+        errs.append(invalid_shown(_TEMPLATE_LABELS, _go_map(labels), _MISMATCH))
     return errs
 
 
@@ -127,24 +123,24 @@ def _validate_apps(obj: Obj, kind: str, name_check: Callable[[str], list[str]]) 
     spec = _map(obj.get("spec"))
     raw = spec.get("selector")
     selector = _map(raw)
-    labels = _template_labels(spec)
+    labels = template_labels(spec)
     if raw is None:
         errs.append(required("spec.selector"))
-        errs.append(_invalid(_TEMPLATE_LABELS, _go_map(labels), _MISMATCH))
+        errs.append(invalid_shown(_TEMPLATE_LABELS, _go_map(labels), _MISMATCH))
         return errs
     before = len(errs)
     validate_label_selector(errs, selector, "spec.selector")
     convertible = len(errs) == before  # what LabelSelectorAsSelector accepts
     if not selector.get("matchLabels") and not selector.get("matchExpressions"):
         empty = f"empty selector is invalid for {kind}"
-        errs.append(_invalid("spec.selector", _go_selector(selector), empty))
+        errs.append(invalid_shown("spec.selector", _go_selector(selector), empty))
     if not convertible:
         detail = "invalid label selector" if kind == "deployment" else ""
-        errs.append(_invalid("spec.selector", _go_selector(selector), detail))
+        errs.append(invalid_shown("spec.selector", _go_selector(selector), detail))
     elif (selector.get("matchLabels") or selector.get("matchExpressions")) and not _matches(
         selector, _map(labels)
     ):
-        errs.append(_invalid(_TEMPLATE_LABELS, _go_map(labels), _MISMATCH))
+        errs.append(invalid_shown(_TEMPLATE_LABELS, _go_map(labels), _MISMATCH))
     return errs
 
 
