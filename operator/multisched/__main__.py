@@ -1,3 +1,3 @@
-from multisched.cli import main
+from multisched.cli import entry
 
-raise SystemExit(main())
+entry()

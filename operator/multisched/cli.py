@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
+import errno
 import gc
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from multisched import heap, lazy_packages
 
@@ -330,6 +333,47 @@ def main(argv: Sequence[str] | None = None) -> int:
         if exc.name not in _CLI_EXTRA and "cli extra" not in str(exc):
             raise
         return _report([f"{args.command} needs the cli extra: pip install 'multisched[cli]'"])
+
+
+def entry() -> NoReturn:
+    """The console scripts and ``python -m multisched``: ``main``, then out of the process
+    without tearing its heap down.
+
+    A one-shot command keeps what it read to its end, and freeing that object by object at
+    interpreter exit cost 0.15-0.2 s of CPU after simulating 2,000 pods on 1,000 nodes (a
+    tenth of the command). The exit handlers still run and the standard streams are
+    flushed; only the teardown of modules and objects is skipped. ``run`` exits as Python
+    does (its shutdown is kopf's)."""
+    try:
+        code = main()
+    except BrokenPipeError:
+        code = _output_lost(None)
+    except OSError as exc:
+        if exc.errno != errno.ENOSPC:
+            raise
+        code = _output_lost(exc)
+    if sys.argv[1:2] == ["run"]:
+        sys.exit(code)
+    atexit._run_exitfuncs()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except OSError as exc:
+        code = _output_lost(exc)
+    os._exit(code)
+
+
+def _output_lost(exc: OSError | None) -> int:
+    """Exit code 1 when the output could not be written: quietly when its reader left
+    (``| head`` has what it wanted, as with any filter), in one line otherwise (a full
+    disk), never a traceback."""
+    if exc is not None and not isinstance(exc, BrokenPipeError):
+        try:
+            print(f"error: writing the output: {exc.strerror or exc}", file=sys.stderr)
+            sys.stderr.flush()
+        except OSError:
+            pass
+    return 1
 
 
 #: What ``pip install 'multisched[cli]'`` adds (simulate's schema checks).
