@@ -113,6 +113,43 @@ def test_filter_nodes_matches_filter_node_by_node(seed: int) -> None:
     assert seen == batched
 
 
+def test_a_node_tainted_or_cordoned_later_is_seen_by_the_batches() -> None:
+    """The batches skip the nodes' taints and cordons while no node has one (the snapshot
+    keeps that answer): a Node update that adds one, a new tainted Node, and the update that
+    takes it away again must each be seen at the next call."""
+    cache = Cache()
+    for i in range(20):
+        cache.add_node(node_dict(f"n{i:02d}"))
+    fwk = default_framework(cache)
+    plugins = {pl.name: pl for pl in fwk.filter_plugins}
+    taints, cordon = plugins["TaintToleration"], plugins["NodeUnschedulable"]
+    pod = PodInfo.parse(pod_dict("p"))
+    state = CycleState()
+    fwk.run_pre_filter(state, pod, cache.snapshot.node_info_list)
+
+    def rejected(plugin: Any) -> list[str]:
+        nodes = cache.snapshot.node_info_list
+        return sorted(nodes[i].name for i in plugin.filter_nodes(state, pod, nodes))
+
+    assert rejected(taints) == rejected(cordon) == []
+    cache.update_node(node_dict("n07", taints=[TAINTS[0]]))
+    cache.update_node(node_dict("n03", unschedulable=True))
+    assert rejected(taints) == ["n07"]
+    assert rejected(cordon) == ["n03"]
+    cache.add_node(node_dict("n20", taints=[TAINTS[1]]))
+    assert rejected(taints) == ["n07", "n20"]
+    soft = node_dict("n11", taints=[TAINTS[2]])
+    cache.update_node(soft)
+    nodes = cache.snapshot.node_info_list
+    taints.pre_score(state, pod, nodes)
+    scores = taints.score_nodes(state, pod, nodes)
+    assert [nodes[i].name for i, s in enumerate(scores) if s] == ["n11"]
+    for name in ("n07", "n20", "n11", "n03"):
+        cache.update_node(node_dict(name))
+    assert rejected(taints) == rejected(cordon) == []
+    assert not any(taints.score_nodes(state, pod, cache.snapshot.node_info_list))
+
+
 @pytest.mark.parametrize("harsh", [0.1, 1.0])
 @pytest.mark.parametrize("seed", range(6))
 def test_a_cycle_in_batches_equals_the_node_by_node_loop(seed: int, harsh: float) -> None:

@@ -36,6 +36,7 @@ class Snapshot:
         "_cache",
         "_columns",
         "_domains",
+        "_marks",
         "log_epoch",
         "node_info_list",
         "node_info_map",
@@ -57,6 +58,8 @@ class Snapshot:
         #: between cycles must recompute.
         self.node_log: list[int] = []
         self.log_epoch = 0
+        #: What ``any_node`` answered, per question, until a Node object changes.
+        self._marks: dict[Callable[[NodeInfo], object], bool] = {}
 
     def get(self, name: str) -> NodeInfo | None:
         return self.node_info_map.get(name)
@@ -75,6 +78,16 @@ class Snapshot:
                 n for n in self.node_info_list if n.pods_with_required_anti_affinity
             ]
         return self._anti_affinity_list
+
+    def any_node(self, mark: Callable[[NodeInfo], object]) -> bool:
+        """Whether ``mark`` (a read of a Node's own fields, as ``attrgetter("taints")``) is
+        truthy for some node, kept until a Node object changes: most clusters have no
+        cordoned or tainted node, and the Filter and Score plugins that look for one asked
+        each of a cycle's nodes, three times a cycle."""
+        found = self._marks.get(mark)
+        if found is None:
+            found = self._marks[mark] = any(map(mark, self.node_info_list))
+        return found
 
     def namespace_labels(self, namespace: str) -> dict[str, str]:
         return self._cache.namespaces.get(namespace, {})
@@ -171,6 +184,10 @@ class Snapshot:
         if self._columns:
             self._columns = {}
 
+    def _invalidate_marks(self) -> None:
+        if self._marks:
+            self._marks = {}
+
     def _changed(self, node: NodeInfo) -> None:
         index = node.index
         if index < 0:
@@ -241,6 +258,7 @@ class Cache:
             snap.node_info_map[name] = info
         self.snapshot._changed(info)
         self.snapshot._invalidate_pod_lists()
+        self.snapshot._invalidate_marks()
         return info
 
     update_node = add_node
@@ -268,6 +286,7 @@ class Cache:
         snap.node_info_map = {n.name: n for n in snap.node_info_list}
         snap._invalidate_pod_lists()
         snap._invalidate_domains()
+        snap._invalidate_marks()
         snap._restart_log()
 
     def _add_images(self, info: NodeInfo) -> None:

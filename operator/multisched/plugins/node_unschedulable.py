@@ -6,10 +6,10 @@ from collections.abc import Sequence
 from operator import attrgetter
 
 from multisched.cache import NodeInfo, PodInfo, Taint
-from multisched.framework import CycleState, Status
+from multisched.framework import CycleState, Handle, Status
 from multisched.queue.events import ADD, NODE, UPDATE_NODE_TAINT, ClusterEvent
 
-from ._batch import failing, marked
+from ._batch import failing, marked, snapshot_of
 
 NAME = "NodeUnschedulable"
 ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
@@ -20,8 +20,8 @@ _CORDONED = attrgetter("unschedulable")
 class NodeUnschedulable:
     name = NAME
 
-    def __init__(self, args: object, handle: object) -> None:
-        pass
+    def __init__(self, args: object, handle: Handle | None) -> None:
+        self._handle = handle
 
     def events_to_register(self) -> tuple[ClusterEvent, ...]:
         # spec.unschedulable changes arrive as taint updates (as upstream).
@@ -37,7 +37,9 @@ class NodeUnschedulable:
     def filter_nodes(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> dict[int, Status]:
-        return failing(self.filter, state, pod, nodes, marked(nodes, _CORDONED))
+        return failing(
+            self.filter, state, pod, nodes, marked(nodes, _CORDONED, snapshot_of(self._handle))
+        )
 
 
 PLUGIN = NodeUnschedulable

@@ -16,7 +16,7 @@ from multisched.cache import NodeInfo, PodInfo, Toleration
 from multisched.framework import MAX_NODE_SCORE, CycleState, Handle, PluginError, Status
 from multisched.queue.events import ADD, NODE, UPDATE_NODE_TAINT, ClusterEvent
 
-from ._batch import failing, marked
+from ._batch import failing, marked, snapshot_of
 from ._normalize import default_normalize_score
 from ._untolerated_taint import untolerated_taint
 
@@ -31,7 +31,7 @@ class TaintToleration:
     name = NAME
 
     def __init__(self, args: object, handle: Handle | None) -> None:
-        pass
+        self._handle = handle
 
     def events_to_register(self) -> tuple[ClusterEvent, ...]:
         # Only a node's taints decide toleration.
@@ -46,7 +46,9 @@ class TaintToleration:
     def filter_nodes(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> dict[int, Status]:
-        return failing(self.filter, state, pod, nodes, marked(nodes, _TAINTS))
+        return failing(
+            self.filter, state, pod, nodes, marked(nodes, _TAINTS, snapshot_of(self._handle))
+        )
 
     def pre_score(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
@@ -79,7 +81,7 @@ class TaintToleration:
     def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[int]:
         """``score`` for every node at once; most nodes have no taints and score 0."""
         scores = [0] * len(nodes)
-        for i in marked(nodes, _TAINTS):
+        for i in marked(nodes, _TAINTS, snapshot_of(self._handle)):
             scores[i] = self.score(state, pod, nodes[i])
         return scores
 
