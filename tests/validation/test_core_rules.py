@@ -788,3 +788,19 @@ def test_names_and_label_values_are_whole_matches_as_in_go() -> None:
 
     assert is_dns1123_label("web") == [] and is_dns1123_subdomain("a.b") == []
     assert is_dns1123_label("web\n") and is_dns1123_subdomain("a.b\n")
+
+
+def test_a_name_passed_by_one_check_is_still_judged_by_another() -> None:
+    """Names that passed are remembered per check: "Web" is a valid label key, then an
+    invalid namespace and container name, in every object that holds it."""
+    for _ in range(2):
+        obj = pod()
+        obj["metadata"]["labels"] = {"Web": "Web"}
+        obj["metadata"]["namespace"] = "Web"
+        obj["spec"]["containers"][0]["name"] = "Web"
+        lines = problems(obj)
+        assert any(line.startswith('metadata.namespace: Invalid value: "Web"') for line in lines)
+        assert any(
+            line.startswith('spec.containers[0].name: Invalid value: "Web"') for line in lines
+        )
+        assert not any("metadata.labels" in line for line in lines)

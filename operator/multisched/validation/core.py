@@ -77,11 +77,25 @@ def _int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+#: Values each name check has passed (the checks are pure; a file repeats its label keys and
+#: values thousands of times), up to _MAX_PASSED per check.
+_PASSED: dict[Callable[[str], list[str]], set[str]] = {}
+_MAX_PASSED = 100_000
+
+
 class Errors(list[str]):
     """``field.ErrorList``: every problem, in the order found."""
 
     def name(self, path: str, value: str, check: Callable[[str], list[str]]) -> None:
-        for msg in check(value):
+        passed = _PASSED.setdefault(check, set())
+        if value in passed:
+            return
+        problems = check(value)
+        if not problems:
+            if len(passed) < _MAX_PASSED:
+                passed.add(value)
+            return
+        for msg in problems:
             self.append(invalid(path, value, msg))
 
     def label_name(self, path: str, value: str) -> None:
