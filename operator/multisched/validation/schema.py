@@ -81,10 +81,16 @@ class SchemasMissing(ImportError):
 
 
 @cache
+def _definitions_document() -> Any:
+    """The shared definitions (1.8 MB of JSON), read once for the registry and the memo."""
+    return _schema("_definitions.json")
+
+
+@cache
 def _registry() -> Registry:
     from referencing import Registry, Resource
 
-    return Resource.from_contents(_schema("_definitions.json")) @ Registry()
+    return Resource.from_contents(_definitions_document()) @ Registry()
 
 
 @cache
@@ -218,7 +224,7 @@ _VALID_SHAPES: dict[int, set[object]] = {}
 
 @cache
 def _definitions() -> dict[str, Any]:
-    defs: dict[str, Any] = _schema("_definitions.json")["$defs"]
+    defs: dict[str, Any] = _definitions_document()["$defs"]
     return defs
 
 
