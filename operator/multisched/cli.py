@@ -104,7 +104,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         return _report(["simulate needs a cluster file (or --from-cluster)"])
     registry = default_registry()
     try:
-        cluster = ClusterInput.from_documents(_documents(Path(args.cluster)))
+        with heap.reading():
+            cluster = ClusterInput.from_documents(_documents(Path(args.cluster)))
         # The profile file may be a whole manifest (Deployment, RBAC, ConfigMap): only its
         # scheduler configuration is read, and it is applied over the file's own.
         proposed = _config_documents(args.profile) if args.profile else []

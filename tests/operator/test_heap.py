@@ -64,6 +64,24 @@ def test_freeze_moves_the_heap_out_of_collections() -> None:
     assert gc.get_freeze_count() >= len(kept)
 
 
+@pytest.mark.usefixtures("gc_state")
+def test_reading_collects_nothing_and_sets_what_it_read_aside() -> None:
+    gc.unfreeze()
+    gc.enable()
+    with heap.reading():
+        assert not gc.isenabled()
+        read = [[i] for i in range(1000)]
+    assert gc.isenabled()
+    assert gc.get_freeze_count() >= len(read)
+    gc.disable()  # a caller's choice is kept, and an error still sets the input aside
+    gc.unfreeze()
+    with pytest.raises(ValueError), heap.reading():
+        half = [[i] for i in range(100)]
+        raise ValueError("bad input")
+    assert not gc.isenabled()
+    assert gc.get_freeze_count() >= len(half)
+
+
 class _Cycle:
     """Garbage only the collector frees (it refers to itself)."""
 
