@@ -201,8 +201,8 @@ if _CParser is not None:
                 # libyaml's composer calls both hooks once per node, and they only serve
                 # path resolvers (none are added): C-level callables that do nothing, in
                 # place of two Python calls per node (5% of reading a large file).
-                self.descend_resolver = _IGNORE_TWO
-                self.ascend_resolver = tuple
+                self.descend_resolver = _IGNORE_TWO  # type: ignore[method-assign]
+                self.ascend_resolver = tuple  # type: ignore[method-assign, assignment]
 
         def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
             if self.yaml_path_resolvers:
