@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -40,10 +41,15 @@ PROGRAM = "import sys\n{code}\nsys.argv = ['multisched', *sys.argv[1:]]\n" + (
 )
 
 
-def _command(*argv: str, code: str = "") -> subprocess.CompletedProcess[str]:
+def _command(
+    *argv: str, code: str = "", stdout: Any = subprocess.PIPE, module: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """The console script (``module``: ``python -m multisched``), buffered, as a user runs it."""
+    launch = ["-m", "multisched"] if module else ["-c", PROGRAM.format(code=code)]
     return subprocess.run(
-        [sys.executable, "-c", PROGRAM.format(code=code), *argv],
-        capture_output=True,
+        [sys.executable, *launch, *argv],
+        stdout=stdout,
+        stderr=subprocess.PIPE,
         text=True,
         timeout=60,
         cwd=ROOT,
@@ -81,15 +87,7 @@ def test_an_error_message_on_stderr_is_whole(tmp_path: Path) -> None:
     """stderr is written before the process ends (a pipe buffers it as well)."""
     bad = tmp_path / "bad.yaml"
     bad.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: 3}\n")
-    proc = subprocess.run(
-        [sys.executable, "-m", "multisched", "simulate", str(bad)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=ROOT,
-        env=BUFFERED,
-        check=False,
-    )
+    proc = _command("simulate", str(bad), module=True)
     assert proc.returncode == 2
     assert proc.stderr.endswith("\n") and "spec.containers" in proc.stderr
     assert "Traceback" not in proc.stderr
@@ -118,25 +116,7 @@ def test_a_reader_that_leaves_early_gets_no_traceback(tmp_path: Path) -> None:
 @pytest.mark.parametrize("pods", [1, 300])
 def test_a_full_disk_is_one_line(tmp_path: Path, pods: int) -> None:
     """Output that fails to be written: while the command writes it, or at the last flush."""
-    program = PROGRAM.format(code="")
     with open("/dev/full", "w") as full:
-        proc = subprocess.run(
-            [
-                sys.executable,
-                "-c",
-                program,
-                "simulate",
-                str(_cluster(tmp_path, pods)),
-                "-o",
-                "json",
-            ],
-            stdout=full,
-            stderr=subprocess.PIPE,
-            text=True,
-            timeout=60,
-            cwd=ROOT,
-            env=BUFFERED,
-            check=False,
-        )
+        proc = _command("simulate", str(_cluster(tmp_path, pods)), "-o", "json", stdout=full)
     assert proc.returncode == 1
     assert proc.stderr == "error: writing the output: No space left on device\n"
