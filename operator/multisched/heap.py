@@ -41,13 +41,16 @@ def tune() -> None:
 
 @contextmanager
 def tuned() -> Iterator[None]:
-    """``tune`` for the block, the caller's thresholds back after it."""
+    """``tune`` for the block (a command), the caller's thresholds back after it, and what
+    the command set aside (``reading``) handed back to the collector: a caller that runs
+    commands in-process (a test, a notebook) would otherwise keep each one's garbage."""
     threshold = gc.get_threshold()
     tune()
     try:
         yield
     finally:
         gc.set_threshold(*threshold)
+        gc.unfreeze()
 
 
 def pause() -> None:
@@ -65,8 +68,9 @@ def listed() -> None:
 @contextmanager
 def reading() -> Iterator[None]:
     """A one-shot command reads its input, which it keeps to its end: no collection while
-    it reads (as ``pause``), and what it read is set aside from later ones (as ``listed``).
-    Reading simulate's 3,000-object bench file ran young collections over it for 0.05 s."""
+    it reads (as ``pause``), and what it read is set aside from later ones (as ``listed``)
+    until the command ends (``tuned``). Reading simulate's 3,000-object bench file ran young
+    collections over it for 0.05 s."""
     enabled = gc.isenabled()
     gc.disable()
     try:

@@ -82,6 +82,22 @@ def test_reading_collects_nothing_and_sets_what_it_read_aside() -> None:
     assert gc.get_freeze_count() >= len(half)
 
 
+@pytest.mark.usefixtures("gc_state")
+def test_what_a_command_set_aside_is_collected_once_it_ends() -> None:
+    """In-process commands (tests, notebooks) do not keep each one's input and garbage."""
+    gc.unfreeze()
+    gc.enable()
+    with heap.tuned():
+        with heap.reading():
+            garbage = _Cycle()
+        assert gc.get_freeze_count() > 0
+    gone = weakref.ref(garbage)
+    del garbage
+    assert gc.get_freeze_count() == 0
+    gc.collect()
+    assert gone() is None
+
+
 class _Cycle:
     """Garbage only the collector frees (it refers to itself)."""
 
