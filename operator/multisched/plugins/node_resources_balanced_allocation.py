@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 from multisched.cache import NodeInfo, PodInfo
 from multisched.framework import CycleState, Handle, Status
 
+from ._batch import snapshot_of
 from ._label_validation import aggregate, duplicate, invalid
 from ._node_values import NodeValues
 from ._resource_allocation import (
@@ -113,8 +114,9 @@ class NodeResourcesBalancedAllocation:
         entries = s.entries if s is not None else self._entries(pod)
         if entries is None:
             return [0] * len(nodes)
-        snapshot = self._handle.snapshot if self._handle is not None else None
-        return self._scores.values(snapshot, entries, nodes, partial(balanced_nodes, entries))
+        return self._scores.values(
+            snapshot_of(self._handle), entries, nodes, partial(balanced_nodes, entries)
+        )
 
 
 PLUGIN = NodeResourcesBalancedAllocation

@@ -18,7 +18,7 @@ from multisched.cache import NodeInfo, PodInfo, Snapshot
 from multisched.framework import Code, CycleState, Handle, PreFilterResult, Status
 from multisched.queue.events import ADD, DELETE, NODE, POD, UPDATE_NODE_ALLOCATABLE, ClusterEvent
 
-from ._batch import failing
+from ._batch import failing, snapshot_of
 from ._label_validation import aggregate, invalid, label_name_errors, not_supported, required
 from ._node_values import NodeValues
 from ._resource_allocation import (
@@ -364,7 +364,7 @@ class NodeResourcesFit:
         return [scorer(entries, node) for node in nodes]
 
     def _snapshot(self) -> Snapshot | None:
-        return self._handle.snapshot if self._handle is not None else None
+        return snapshot_of(self._handle)
 
 
 def _insufficient(s: PreFilterState, node: NodeInfo) -> Verdict | None:

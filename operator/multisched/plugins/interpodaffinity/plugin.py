@@ -25,7 +25,7 @@ from multisched.framework import (
 )
 from multisched.queue.events import ADD, ALL, NODE, POD, UPDATE_NODE_LABEL, ClusterEvent
 
-from .._batch import for_every_node
+from .._batch import for_every_node, snapshot_of
 from .._label_values import label_values, looked_up, positions_in
 from .filtering import PreFilterState
 from .scoring import PreScoreState, ScoreCounter, ScoreMap, indexed_scores
@@ -83,7 +83,7 @@ class InterPodAffinity:
 
     def _snapshot(self) -> Snapshot | None:
         # Tests judge nodes without a framework behind the plugin.
-        return self._handle.snapshot if self._handle is not None else None
+        return snapshot_of(self._handle)
 
     # -- PreFilter / Filter ----------------------------------------------------------------
 

@@ -34,7 +34,7 @@ from multisched.queue.events import (
     ClusterEvent,
 )
 
-from .._batch import for_every_node
+from .._batch import for_every_node, snapshot_of
 from .args import (
     DO_NOT_SCHEDULE,
     SCHEDULE_ANYWAY,
@@ -98,7 +98,7 @@ class PodTopologySpread:
         }
 
     def _snapshot(self) -> Snapshot | None:
-        return self._handle.snapshot if self._handle is not None else None
+        return snapshot_of(self._handle)
 
     def _constraints(self, pod: PodInfo, action: str) -> list[Constraint]:
         """The pod's constraints for ``action``, else the defaults.
