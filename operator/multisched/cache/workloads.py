@@ -100,9 +100,9 @@ def _controller_selector(kind: str, spec: Obj) -> ControllerSelector:
 
 class WorkloadStore:
     def __init__(self) -> None:
-        #: namespace -> Service name -> its selector (Services with a nil selector are
-        #: left out: they match nothing, not everything).
-        self._services: dict[str, dict[str, Labels]] = {}
+        #: namespace -> Service name -> its selector (matchLabels only: a Service's map).
+        #: Services with a nil or empty selector are left out: they match nothing.
+        self._services: dict[str, dict[str, LabelSelector]] = {}
         #: (kind, namespace, name) -> what the controller adds to its pods' selector.
         self._controllers: dict[tuple[str, str, str], ControllerSelector] = {}
 
@@ -110,10 +110,10 @@ class WorkloadStore:
         namespace, name = _namespaced(raw)
         spec = raw.get("spec") or {}
         if kind == SERVICE:
-            selector = _label_map(spec.get("selector")) if spec.get("selector") else None
+            labels = _label_map(spec.get("selector")) if spec.get("selector") else None
             named = self._services.setdefault(namespace, {})
-            if selector:
-                named[name] = selector
+            if labels:
+                named[name] = LabelSelector(dict(labels), ())
             else:
                 named.pop(name, None)
             if not named:
@@ -132,7 +132,7 @@ class WorkloadStore:
             return
         self._controllers.pop((kind, namespace, name), None)
 
-    def service_selectors(self, namespace: str) -> Iterable[Labels]:
+    def service_selectors(self, namespace: str) -> Iterable[LabelSelector]:
         """The selectors of the namespace's Services (none nil)."""
         return (self._services.get(namespace) or {}).values()
 

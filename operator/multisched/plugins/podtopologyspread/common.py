@@ -154,14 +154,10 @@ def default_selector(pod: PodInfo, workloads: WorkloadStore | None) -> SpreadSel
     with no cluster) the selector is empty."""
     if workloads is None:
         return _EMPTY
-    pod_labels = pod.labels
     label_set: dict[str, str] = {}
     for selector in workloads.service_selectors(pod.namespace):
-        for key, value in selector:
-            if pod_labels.get(key) != value:
-                break
-        else:
-            label_set.update(selector)
+        if selector.matches(pod.labels):
+            label_set.update(selector.match_labels)
     requirements: tuple[Requirement, ...] = ()
     extra: tuple[tuple[str, str], ...] = ()
     controller = _controller(pod, workloads)
