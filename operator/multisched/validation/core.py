@@ -87,8 +87,10 @@ class Errors(list[str]):
     """``field.ErrorList``: every problem, in the order found."""
 
     def name(self, path: str, value: str, check: Callable[[str], list[str]]) -> None:
-        passed = _PASSED.setdefault(check, set())
-        if value in passed:
+        passed = _PASSED.get(check)
+        if passed is None:
+            passed = _PASSED[check] = set()
+        elif value in passed:
             return
         problems = check(value)
         if not problems:
