@@ -12,12 +12,16 @@ from decimal import Decimal
 from typing import Any
 
 from .names import go_value
-from .quantity import MAX_QUANTITY, split_quantity
+from .quantity import (
+    BINARY_SUFFIXES,
+    DECIMAL_SUFFIXES,
+    MAX_QUANTITY,
+    interpret_suffix,
+    split_quantity,
+)
 
-_DECIMAL_SI = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
-_BINARY_SI = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
-_DECIMAL_SUFFIX = {e: s for s, e in _DECIMAL_SI.items()}
-_BINARY_SUFFIX = {e // 10: s for s, e in _BINARY_SI.items()} | {0: ""}
+_DECIMAL_SUFFIX = {e: s for s, e in DECIMAL_SUFFIXES.items()}
+_BINARY_SUFFIX = {e // 10: s for s, e in BINARY_SUFFIXES.items()} | {0: ""}
 
 
 def _away(n: int, digits: int) -> int:
@@ -66,12 +70,11 @@ class GoQuantity:
             return cls(s=text)
         positive, num, denom, suffix = split_quantity(text)
         num = num.lstrip("0") or "0"
-        if suffix in _DECIMAL_SI:
-            fmt, base, exponent = "DecimalSI", 10, _DECIMAL_SI[suffix]
-        elif suffix in _BINARY_SI:
-            fmt, base, exponent = "BinarySI", 2, _BINARY_SI[suffix]
+        base, exponent = interpret_suffix(suffix)
+        if base == 2:
+            fmt = "BinarySI"
         else:
-            fmt, base, exponent = "DecimalExponent", 10, int(suffix[1:])
+            fmt = "DecimalSI" if suffix in DECIMAL_SUFFIXES else "DecimalExponent"
         # The int64 fast path, when the digits surely fit.
         if base == 10:
             scale, mantissa, precision = exponent, 1, 18 - len(num) - len(denom)

@@ -26,9 +26,10 @@ _DIGITS = frozenset("0123456789")
 _MAX_DIGITS = 19
 _MIN_EXPONENT = -30  # below 1e-30 every value rounds up to the same 1n
 
-_DECIMAL_SUFFIXES = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12}
-_DECIMAL_SUFFIXES.update({"P": 15, "E": 18})
-_BINARY_SUFFIXES = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
+#: The suffixer's tables: decimal SI suffixes to powers of 10, binary SI ones to powers of 2.
+DECIMAL_SUFFIXES = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12}
+DECIMAL_SUFFIXES.update({"P": 15, "E": 18})
+BINARY_SUFFIXES = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 
 
 class QuantityError(ValueError):
@@ -65,12 +66,12 @@ def split_quantity(text: str) -> tuple[bool, str, str, str]:
     return positive, num, denom, text[suffix_start:]
 
 
-def _interpret(suffix: str) -> tuple[int, int]:
+def interpret_suffix(suffix: str) -> tuple[int, int]:
     """The suffixer: (base, exponent) for "", SI, binary SI and e/E exponents."""
-    if suffix in _DECIMAL_SUFFIXES:
-        return 10, _DECIMAL_SUFFIXES[suffix]
-    if suffix in _BINARY_SUFFIXES:
-        return 2, _BINARY_SUFFIXES[suffix]
+    if suffix in DECIMAL_SUFFIXES:
+        return 10, DECIMAL_SUFFIXES[suffix]
+    if suffix in BINARY_SUFFIXES:
+        return 2, BINARY_SUFFIXES[suffix]
     if len(suffix) > 1 and suffix[0] in "eE":
         digits = suffix[1:].lstrip("+-")
         if digits and set(digits) <= _DIGITS and suffix[1:].count("-") + suffix[1:].count("+") <= 1:
@@ -102,7 +103,7 @@ def _parse(value: object, bounded: bool) -> Decimal:
     if not text:
         raise QuantityError(ERR_FORMAT_WRONG)
     positive, num, denom, suffix = split_quantity(text)
-    base, exponent = _interpret(suffix)
+    base, exponent = interpret_suffix(suffix)
     digits = (num + denom).lstrip("0")
     if not digits:
         return Decimal(0)
