@@ -24,6 +24,7 @@ from ..interpreter import describe
 from .controlplane import control_plane, missing_binaries
 from .gangs import gang_scenario
 from .kube import Kube
+from .objects import SHAPES
 from .preemption import preemption_scenario, waiting_preemptors_scenario
 from .procs import Contender, kube_scheduler, multisched
 from .report import Table, medians
@@ -82,6 +83,17 @@ def _node_counts(raw: str) -> list[int]:
     return counts
 
 
+def _shapes(raw: str) -> tuple[str, ...]:
+    """``"plain,spread"`` as those shapes, in SHAPES' order; empty: every shape."""
+    wanted = {part.strip() for part in raw.split(",") if part.strip()}
+    unknown = sorted(wanted - set(SHAPES))
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown shape {', '.join(unknown)} (the shapes: {', '.join(SHAPES)})"
+        )
+    return tuple(shape for shape in SHAPES if shape in wanted) or SHAPES
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench.e2e", description=__doc__)
     parser.add_argument(
@@ -112,6 +124,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N[,N...]",
         help="node counts scenario s runs its shapes at, one after another, e.g. 500,5000 "
         "(not scaled; default $BENCH_E2E_SHAPE_NODES or the bench's node count: 500 x scale)",
+    )
+    parser.add_argument(
+        "--shapes",
+        type=_shapes,
+        default=os.environ.get("BENCH_E2E_SHAPES", ""),  # argparse applies the type
+        metavar="SHAPE[,SHAPE...]",
+        help=f"which of scenario s's shapes to run ({', '.join(SHAPES)}; default "
+        "$BENCH_E2E_SHAPES or all): one shape, repeated, is the quick A/B of a change",
     )
     parser.add_argument(
         "--schedulers",
@@ -226,7 +246,7 @@ async def _scenarios(b: Bench, args: argparse.Namespace, sizes: Sizes, phase: st
     if "g" in phase:
         await gang_scenario(b)
     if "s" in phase:  # before (a), (b): no running pods for the shapes to scan
-        await shape_scenario(b, args.shape_nodes or [sizes.nodes])
+        await shape_scenario(b, args.shape_nodes or [sizes.nodes], args.shapes)
     if "u" in phase:
         await unschedulable_scenario(b)
     if "p" in phase:

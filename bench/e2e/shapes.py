@@ -30,13 +30,17 @@ from .scenarios import QUIET_SECONDS, Bench, log
 NODES = "/api/v1/nodes"
 
 
-async def shape_scenario(bench: Bench, node_counts: list[int], key: str = "s") -> None:
-    """(s): each shape's backlog, for each contender, at each node count in ``node_counts``."""
+async def shape_scenario(
+    bench: Bench, node_counts: list[int], shapes: tuple[str, ...] = SHAPES, key: str = "s"
+) -> None:
+    """(s): the backlog of each of ``shapes``, for each contender, at each node count in
+    ``node_counts``."""
     count = bench.sizes.shape_backlog
     current = bench.sizes.nodes
     for nodes in node_counts:
         current = await resize(bench, current, nodes)
-        for n, shape in enumerate(SHAPES):
+        for shape in shapes:
+            n = SHAPES.index(shape)
             # Keys sort the rows: by node count, then in SHAPES' order.
             row_key = f"{key}-{nodes:06d}-{n}"
             scenario = f"shape {shape}: backlog of {count} pods, {nodes} nodes"
