@@ -250,8 +250,7 @@ def quantity(errs: Errors, value: Any, path: str) -> Decimal | None:
 def _container_resource_name(errs: Errors, name: str, path: str) -> bool:
     """``validateResourceName`` then ``validateContainerResourceName``; False when refused."""
     before = len(errs)
-    for msg in is_qualified_name(name):
-        errs.append(invalid(path, name, msg))
+    errs.label_name(path, name)
     if len(errs) > before:
         return False
     if "/" not in name:

@@ -25,7 +25,6 @@ from .names import (
     go_quote,
     invalid,
     is_dns1123_subdomain,
-    is_qualified_name,
     is_valid_label_value,
 )
 
@@ -59,8 +58,7 @@ def _node_taints(errs: Errors, taints: Any, path: str) -> None:
         if not isinstance(t, Mapping) or any(not isinstance(t.get(f), str | None) for f in fields):
             continue  # the schema names it, under spec.taints, which would not hide ours
         key, value, effect = _str(t.get("key")), _str(t.get("value")), _str(t.get("effect"))
-        for msg in is_qualified_name(key):
-            errs.append(invalid(f"{p}.key", key, msg))
+        errs.label_name(f"{p}.key", key)
         msgs = is_valid_label_value(value)
         if msgs:
             errs.append(invalid(f"{p}.value", value, ";".join(msgs)))

@@ -29,7 +29,6 @@ from .names import (
     invalid,
     is_dns1123_label,
     is_dns1123_subdomain,
-    is_qualified_name,
     not_supported,
     required,
 )
@@ -410,7 +409,7 @@ def validate_storage_class(obj: Obj) -> list[str]:
         errs.append(required("provisioner"))
     else:
         lowered = provisioner.lower()  # upstream checks, and prints, it lower-cased
-        errs.extend(invalid("provisioner", lowered, m) for m in is_qualified_name(lowered))
+        errs.label_name("provisioner", lowered)
     _parameters(errs, _map(obj.get("parameters")))
     policy = obj.get("reclaimPolicy")
     if policy and policy not in CLASS_RECLAIM_POLICIES:
