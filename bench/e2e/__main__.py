@@ -7,7 +7,9 @@ kube-scheduler (no gang plugin) on the same pods ungrouped, in the same batches 
 Scenario (s), shapes: a backlog of each of scheduler_perf's pod shapes (plain, spread,
 anti-affinity, affinity, mixed) on the bench's nodes, or on --shape-nodes (e.g. 500,5000).
 Scenario (u), unschedulable: backlogs no node can take (too big; every node full), up to each
-pod's PodScheduled=False.
+pod's PodScheduled=False. --candidate runs a second multisched build (another venv's script)
+beside multisched in every run: the A/B of a change, on the same control plane within seconds
+of each other. With --repeat, each run starts with the next scheduler in turn.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from .kube import Kube
 from .objects import SHAPES
 from .preemption import preemption_scenario, waiting_preemptors_scenario
 from .procs import Contender, kube_scheduler, multisched
-from .report import Table, medians
+from .report import CANDIDATE, Table, medians
 from .scenarios import TARGETS, Bench, Sizes, log, profile_scheduler_name
 from .shapes import shape_scenario
 from .unschedulable import unschedulable_scenario
@@ -94,6 +96,16 @@ def _shapes(raw: str) -> tuple[str, ...]:
     return tuple(shape for shape in SHAPES if shape in wanted) or SHAPES
 
 
+def _candidate(raw: str) -> Path | None:
+    """The ``multisched`` script of another venv; empty: none."""
+    if not raw:
+        return None
+    path = Path(raw).expanduser()
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        raise argparse.ArgumentTypeError(f"{raw!r} is not an executable file")
+    return path.absolute()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench.e2e", description=__doc__)
     parser.add_argument(
@@ -131,7 +143,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=os.environ.get("BENCH_E2E_SHAPES", ""),  # argparse applies the type
         metavar="SHAPE[,SHAPE...]",
         help=f"which of scenario s's shapes to run ({', '.join(SHAPES)}; default "
-        "$BENCH_E2E_SHAPES or all): one shape, repeated, is the quick A/B of a change",
+        "$BENCH_E2E_SHAPES or all): one shape, repeated, with --candidate, is the quick "
+        "A/B of a change",
     )
     parser.add_argument(
         "--schedulers",
@@ -139,6 +152,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="comma-separated subset of kube-scheduler,kube-scheduler-json,multisched "
         "(kube-scheduler-json: the same kube-scheduler with a JSON client, as multisched's "
         "must be; a reference that tells the wire format's share of a ratio)",
+    )
+    parser.add_argument(
+        "--candidate",
+        type=_candidate,
+        default=os.environ.get("BENCH_E2E_CANDIDATE", ""),  # argparse applies the type
+        metavar="PATH",
+        help="another build's multisched script (e.g. /tmp/venv-b/bin/multisched: a change "
+        "installed in a second venv, or another interpreter), run beside multisched in "
+        "every run; the table adds its median per-run ratios to kube-scheduler and to "
+        "multisched (default $BENCH_E2E_CANDIDATE or none)",
     )
     parser.add_argument(
         "--repeat",
@@ -160,6 +183,25 @@ def build_parser() -> argparse.ArgumentParser:
 def _version(argv: list[str]) -> str:
     out = subprocess.run(argv, capture_output=True, text=True, check=False).stdout
     return out.strip().splitlines()[-1] if out.strip() else "?"
+
+
+def _interpreter_of(script: Path) -> str:
+    """The CPython a console script runs on (its ``#!`` line), described as ours is."""
+    first = script.read_bytes().split(b"\n", 1)[0]
+    if not first.startswith(b"#!"):
+        return "an unknown interpreter"
+    argv = [
+        *first[2:].decode().split(),
+        "-c",
+        "from bench.interpreter import describe; print(describe())",
+    ]
+    try:
+        out = subprocess.run(
+            argv, capture_output=True, text=True, check=False, cwd=Path(__file__).parents[2]
+        ).stdout.strip()
+    except OSError:
+        out = ""
+    return out or "an unknown interpreter"
 
 
 def _load() -> str:
@@ -186,6 +228,9 @@ async def bench(args: argparse.Namespace) -> int:
             contenders.append(multisched(cp, profile_scheduler_name()))
             # The script runs on this interpreter (bench.e2e.procs.multisched).
             log(f"multisched {metadata.version('multisched')} on {describe()}")
+        if args.candidate is not None:
+            contenders.append(multisched(cp, profile_scheduler_name(), args.candidate, CANDIDATE))
+            log(f"candidate: {args.candidate} on {_interpreter_of(args.candidate)}")
         if not contenders:
             print("error: no scheduler to measure", file=sys.stderr)
             return 2
@@ -201,8 +246,9 @@ async def bench(args: argparse.Namespace) -> int:
             # done before the next phase adds pods, so that each run measures what it names.
             for phase in _phases(args.scenarios):
                 for n, table in enumerate(tables):
+                    b.contenders = run_order(contenders, n)
                     if args.repeat > 1:
-                        log(f"{phase}: run {n + 1} of {args.repeat}")
+                        log(f"{phase}: run {n + 1} of {args.repeat} ({b.contenders[0].name} first)")
                     b.table = table
                     await _scenarios(b, args, sizes, phase)
         log(f"done; {_load()}")
@@ -227,6 +273,13 @@ async def bench(args: argparse.Namespace) -> int:
                 )
                 table.dump(path, meta)
     return 0
+
+
+def run_order(contenders: list[Contender], n: int) -> list[Contender]:
+    """Run ``n`` (from 0) starts with the next contender in turn: no scheduler always runs
+    first, or always right after another, whose backlog the API server has just deleted."""
+    k = n % len(contenders) if contenders else 0
+    return contenders[k:] + contenders[:k]
 
 
 def _phases(scenarios: str) -> list[str]:

@@ -24,7 +24,7 @@ import yaml
 from .controlplane import ROOT
 from .objects import RUN_LABEL, pending_pod
 from .procs import Contender, Running, started
-from .report import MULTISCHED, Figure
+from .report import MULTISCHEDS, Figure
 from .scenarios import (
     CONTROL_PLANE_CPU,
     NAMESPACE,
@@ -95,7 +95,7 @@ async def gang_scenario(bench: Bench, key: str = "g") -> None:
     for path in sorted(PLUGIN_CRDS.glob("*.yaml")):
         await bench.install_crd(path)
     for c in bench.contenders:
-        grouped = c.name == MULTISCHED
+        grouped = c.name in MULTISCHEDS
         if grouped:
             async with gang_profile(bench, c.scheduler_name):
                 await _one(bench, key, scenario, c, grouped)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .controlplane import ControlPlane, free_port
-from .report import KUBE_SCHEDULER, KUBE_SCHEDULER_JSON
+from .report import KUBE_SCHEDULER, KUBE_SCHEDULER_JSON, MULTISCHED
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 SAMPLE_SECONDS = 0.1
@@ -77,9 +77,16 @@ def kube_scheduler(cp: ControlPlane, *, json: bool = False) -> Contender | None:
     return Contender(name, "default-scheduler", argv, "--secure-port")
 
 
-def multisched(cp: ControlPlane, scheduler_name: str) -> Contender:
-    script = Path(sys.executable).with_name("multisched")
-    binary = str(script) if script.exists() else (shutil.which("multisched") or "multisched")
+def multisched(
+    cp: ControlPlane, scheduler_name: str, script: Path | None = None, name: str = MULTISCHED
+) -> Contender:
+    """``multisched run`` as the chart runs it: this interpreter's script, or ``script`` (a
+    candidate: another venv's, for the A/B of a change or of an interpreter)."""
+    if script is None:
+        own = Path(sys.executable).with_name("multisched")
+        binary = str(own) if own.exists() else (shutil.which("multisched") or "multisched")
+    else:
+        binary = str(script)
     argv = [
         binary,
         "run",
@@ -91,7 +98,7 @@ def multisched(cp: ControlPlane, scheduler_name: str) -> Contender:
         f"--secure-port={free_port()}",
         "--bind-address=127.0.0.1",
     ]
-    return Contender("multisched", scheduler_name, argv, "--metrics-port")
+    return Contender(name, scheduler_name, argv, "--metrics-port")
 
 
 @dataclass(slots=True)

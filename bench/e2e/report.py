@@ -1,9 +1,11 @@
-"""Figures and the side-by-side table: both schedulers and the ratio multisched/kube-scheduler."""
+"""Figures and the side-by-side table: both schedulers and the ratio multisched/kube-scheduler;
+with a candidate (another multisched build), its ratios to kube-scheduler and to multisched."""
 
 from __future__ import annotations
 
 import json
 import statistics
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -12,6 +14,10 @@ KUBE_SCHEDULER = "kube-scheduler"
 #: kube-scheduler speaking JSON to the API server (a reference, not a target).
 KUBE_SCHEDULER_JSON = "kube-scheduler-json"
 MULTISCHED = "multisched"
+#: A second multisched build measured in the same runs (``--candidate``): the A/B of a change.
+CANDIDATE = "candidate"
+#: The contenders that run multisched's profiles (gangs get Coscheduling), not kube-scheduler's.
+MULTISCHEDS = (MULTISCHED, CANDIDATE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,13 +70,13 @@ class Row:
         figure = self.figures.get(who)
         return figure.value if figure is not None else None
 
-    def ratio_value(self, to: str = KUBE_SCHEDULER) -> float | None:
-        """multisched's figure over ``to``'s."""
-        ours, theirs = self.value(MULTISCHED), self.value(to)
+    def ratio_value(self, to: str = KUBE_SCHEDULER, of: str = MULTISCHED) -> float | None:
+        """``of``'s figure (multisched's) over ``to``'s."""
+        ours, theirs = self.value(of), self.value(to)
         return ours / theirs if ours is not None and theirs else None
 
-    def ratio(self, to: str = KUBE_SCHEDULER) -> str:
-        ratio = self.ratio_value(to)
+    def ratio(self, to: str = KUBE_SCHEDULER, of: str = MULTISCHED) -> str:
+        ratio = self.ratio_value(to, of)
         return "-" if ratio is None else f"{ratio:.2f}x"
 
     def goal(self) -> str:
@@ -99,15 +105,15 @@ class Table:
 
     def render(self, contenders: list[str]) -> str:
         header = ["scenario", "measure", *contenders]
-        references = _references(contenders)
-        header += [f"multisched/{to}" for to in references]
+        pairs = _pairs(contenders)
+        header += [f"{of}/{to}" for of, to in pairs]
         header.append("issue 7 target")
         lines = [header]
         last = ""
         for row in self.rows():
             cells = [row.scenario if row.scenario != last else "", row.measure]
             cells += [row.figures[c].text() if c in row.figures else "-" for c in contenders]
-            cells += [row.ratio(to) for to in references]
+            cells += [row.ratio(to, of) for of, to in pairs]
             cells.append(row.goal())
             lines.append(cells)
             last = row.scenario
@@ -137,25 +143,26 @@ def columns(lines: list[list[str]]) -> str:
     return "\n".join(out)
 
 
-def _references(contenders: list[str]) -> list[str]:
-    """The schedulers multisched's figures are divided by, of those measured."""
-    if MULTISCHED not in contenders:
-        return []
-    return [c for c in (KUBE_SCHEDULER, KUBE_SCHEDULER_JSON) if c in contenders]
+def _pairs(contenders: list[str]) -> list[tuple[str, str]]:
+    """The ratios shown, (of, to), of the contenders measured: multisched's to each
+    reference, and the candidate's to kube-scheduler and to multisched."""
+    return [pair for pair in _RATIO_COLUMNS if pair[0] in contenders and pair[1] in contenders]
 
 
-#: The columns of multisched's ratio to each reference in ``medians``; kube-scheduler's also
-#: says in how many runs both had a figure.
+#: The columns of each ratio in ``medians``; multisched's to kube-scheduler also says in how
+#: many runs both had a figure.
 _RATIO_COLUMNS = {
-    KUBE_SCHEDULER: ["median ratio", "ratio range", "runs"],
-    KUBE_SCHEDULER_JSON: ["median ratio to json", "range"],
+    (MULTISCHED, KUBE_SCHEDULER): ["median ratio", "ratio range", "runs"],
+    (MULTISCHED, KUBE_SCHEDULER_JSON): ["median ratio to json", "range"],
+    (CANDIDATE, KUBE_SCHEDULER): ["candidate's median ratio", "range"],
+    (CANDIDATE, MULTISCHED): ["candidate/multisched", "range"],
 }
 
 
-def _median_ratio(rows: Sequence[Row], to: str) -> list[str]:
-    """The median of the per-run ratios multisched/``to``, their range, and how many runs
-    had both figures."""
-    ratios = [x for r in rows if (x := r.ratio_value(to)) is not None]
+def _median_ratio(rows: Sequence[Row], to: str, of: str = MULTISCHED) -> list[str]:
+    """The median of the per-run ratios ``of``/``to``, their range, and how many runs had
+    both figures."""
+    ratios = [x for r in rows if (x := r.ratio_value(to, of)) is not None]
     if not ratios:
         return ["-", "-", "0"]
     return [
@@ -165,19 +172,30 @@ def _median_ratio(rows: Sequence[Row], to: str) -> list[str]:
     ]
 
 
+def _notes(notes: Sequence[str]) -> str:
+    """Runs' notes of a figure without a value: the one they share, or each with its count."""
+    counts = Counter(n for n in notes if n)
+    if not counts:
+        return "-"
+    if len(counts) == 1 and len(notes) == next(iter(counts.values())):
+        return next(iter(counts))
+    return "; ".join(f"{note} ({n} of {len(notes)} runs)" for note, n in counts.most_common())
+
+
 def medians(tables: Sequence[Table], contenders: list[str]) -> str:
     """Several runs' tables as one: per row, the median of each contender's figures and the
     median of the per-run ratios multisched/kube-scheduler with their range (runs in which a
-    figure is missing are left out of that row); and multisched/kube-scheduler-json's median
-    ratio when that reference ran."""
+    figure is missing are left out of that row); multisched/kube-scheduler-json's median
+    ratio when that reference ran; and a candidate's to kube-scheduler and to multisched,
+    each over the same run's figures."""
     keyed: dict[tuple[str, str], list[Row]] = {}
     for table in tables:
         for key, row in sorted(table._rows.items(), key=lambda kv: kv[0][0]):
             keyed.setdefault(key, []).append(row)
-    references = _references(contenders)
+    pairs = _pairs(contenders)
     header = ["scenario", "measure", *contenders]
-    for to in references:
-        header += _RATIO_COLUMNS[to]
+    for pair in pairs:
+        header += _RATIO_COLUMNS[pair]
     lines = [header]
     last = ""
     for rows in keyed.values():
@@ -186,9 +204,12 @@ def medians(tables: Sequence[Table], contenders: list[str]) -> str:
         for c in contenders:
             values = [v for r in rows if (v := r.value(c)) is not None]
             unit = next((r.figures[c].unit for r in rows if c in r.figures), "")
-            cells.append(Figure(statistics.median(values), unit).text() if values else "-")
-        for to in references:
-            cells += _median_ratio(rows, to)[: len(_RATIO_COLUMNS[to])]
+            if values:
+                cells.append(Figure(statistics.median(values), unit).text())
+            else:  # a check ("10/10, 0 in part") or "none in 120 s": what each run said
+                cells.append(_notes([r.figures[c].note for r in rows if c in r.figures]))
+        for of, to in pairs:
+            cells += _median_ratio(rows, to, of)[: len(_RATIO_COLUMNS[of, to])]
         lines.append(cells)
         last = first.scenario
     return columns(lines)
