@@ -1,12 +1,13 @@
 """What ``handlers.configure`` sets in kopf: no diff-base and no progress kept on objects
-(our handlers are event handlers), unscheduled pods selected server-side."""
+(our handlers are event handlers), unscheduled pods selected server-side, and workers let go
+of soon after an object's last event."""
 
 from __future__ import annotations
 
 import kopf
 
 from multisched.operator.depth import NoDiffBase, NoProgress
-from multisched.operator.handlers import configure
+from multisched.operator.handlers import WORKER_IDLE_SECONDS, configure
 from multisched.operator.intake import UNASSIGNED_PODS
 
 
@@ -17,6 +18,9 @@ def test_configure_keeps_nothing_on_objects_and_selects_unscheduled_pods() -> No
     assert isinstance(settings.persistence.progress_storage, NoProgress)
     assert settings.watching.field_selectors["", "v1", "pods"] == UNASSIGNED_PODS
     assert settings.peering.standalone
+    assert settings.queueing.idle_timeout == WORKER_IDLE_SECONDS
+    # kopf's own default keeps each worker 5 s; 0 would never let a worker take its event.
+    assert 0 < WORKER_IDLE_SECONDS < kopf.OperatorSettings().queueing.idle_timeout
 
 
 def test_no_progress_stores_nothing_and_copies_nothing() -> None:

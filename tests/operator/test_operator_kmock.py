@@ -391,3 +391,22 @@ async def test_the_operator_runs_as_a_process(
             proc.terminate()
         output, _ = await asyncio.wait_for(proc.communicate(), 20)
     assert proc.returncode == 0, output.decode()[-3000:]
+
+
+async def test_a_pods_kopf_worker_ends_soon_and_a_later_event_is_still_handled(
+    cluster: Cluster, start_operator: OperatorFactory
+) -> None:
+    """kopf's worker for a pod ends soon after the pod's last event (a backlog's workers
+    would otherwise fill every young collection); the pod's next event starts another."""
+    async with start_operator() as runtime:
+        other = await cluster.create("pods", pod_dict("other", scheduler_name="someone-else"))
+        uid = other["metadata"]["uid"]
+        await cluster.wait_for("the pod seen", lambda: uid in runtime.cluster.others)
+
+        def workers() -> list[str]:
+            return [t.get_name() for t in asyncio.all_tasks() if uid in t.get_name()]
+
+        # kopf's default would keep the worker 5 s.
+        await cluster.wait_for("its worker gone", lambda: not workers(), timeout=2.0)
+        await cluster.delete("pods", "other", "default")
+        await cluster.wait_for("the deletion seen", lambda: uid not in runtime.cluster.others)

@@ -35,6 +35,12 @@ from .runtime import Runtime
 
 logger = logging.getLogger(__name__)
 
+#: How long kopf keeps an object's worker after its last event (kopf's default is 5 s).
+#: A pending pod has two or three events; kept 5 s, a backlog's workers (coroutines, queues,
+#: contexts, timers: thousands at once) were what each young collection walked, 20-40 ms a
+#: second. Not 0: kopf's worker would then never take the event it was started for.
+WORKER_IDLE_SECONDS = 0.2
+
 
 def _runtime(memo: Any) -> Runtime:
     runtime: Runtime = memo.runtime
@@ -73,6 +79,7 @@ def configure(settings: kopf.OperatorSettings) -> None:
     # Leader election is our own Lease; kopf's peering would pause the watches instead.
     settings.peering.standalone = True
     settings.watching.field_selectors["", "v1", "pods"] = UNASSIGNED_PODS
+    settings.queueing.idle_timeout = WORKER_IDLE_SECONDS
     QuietRetries.install()
     # Survive the deepest objects the API server stores (see depth.py).
     settings.persistence.diffbase_storage = NoDiffBase()
