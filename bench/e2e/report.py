@@ -174,11 +174,11 @@ def _median_ratio(rows: Sequence[Row], to: str, of: str = MULTISCHED) -> list[st
 
 def _notes(notes: Sequence[str]) -> str:
     """Runs' notes of a figure without a value: the one they share, or each with its count."""
-    counts = Counter(n for n in notes if n)
-    if not counts:
+    if not any(notes):
         return "-"
-    if len(counts) == 1 and len(notes) == next(iter(counts.values())):
-        return next(iter(counts))
+    if len(set(notes)) == 1:
+        return notes[0]
+    counts = Counter(n for n in notes if n)
     return "; ".join(f"{note} ({n} of {len(notes)} runs)" for note, n in counts.most_common())
 
 
