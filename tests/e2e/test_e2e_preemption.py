@@ -3,8 +3,10 @@ lower priority, as kube-scheduler's preemption does it."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+import yaml
 from test_e2e_operator import pod, profile
 
 from conftest import Kube
@@ -56,3 +58,59 @@ def test_a_higher_priority_pod_preempts_and_binds_to_the_victims_node(
     # PostFilter message only from a status that is not Success).
     failed = [e for e in kube.events_for("Pod", "preemptor") if e["reason"] == "FailedScheduling"]
     assert [e["message"] for e in failed] == ["0/1 nodes are available: 1 Insufficient cpu."]
+
+
+#: The backlog a scheduler finds when it starts: more pods of low priority than the node
+#: takes, listed (by name) before the one of high priority.
+BACKLOG = 300
+ROOM = 10
+
+
+def test_a_backlogs_highest_priority_pod_goes_first_when_the_scheduler_starts(
+    kube: Kube, start_operator: Any
+) -> None:
+    """kube-scheduler takes in its whole first listing before its first cycle
+    (WaitForHandlersSync), so the pod of highest priority in a backlog is bound first. A
+    scheduler that began with the pods listed first would fill the node with low-priority
+    pods, then preempt one of them for the high-priority pod."""
+    name = "e2e-startup-order"
+    kube.add_node("order-1", cpu=str(ROOM))
+    kube.apply(priority_class("e2e-order-low", 10))
+    kube.apply(priority_class("e2e-order-high", 1000))
+    kube.apply(profile(name, {"profiles": [{"schedulerName": name}]}))
+    docs = [asking(pod(f"a-low-{i:04d}", name), "1", "e2e-order-low") for i in range(BACKLOG)]
+    docs.append(asking(pod("z-high", name), "1", "e2e-order-high"))
+    for body in docs:
+        body["metadata"]["labels"] = {"e2e": name}
+    kube.apply(yaml.safe_dump_all(docs))
+    try:
+        op = start_operator()
+
+        def bound() -> list[str]:
+            pods = kube.get("pods", "-n", "default", "-l", f"e2e={name}")["items"]
+            return [p["metadata"]["name"] for p in pods if p["spec"].get("nodeName")]
+
+        kube.wait_for(f"{ROOM} pods bound", lambda: len(bound()) >= ROOM, 60)
+        assert kube.node_of("z-high") == "order-1", op.output()
+        preempted = [
+            e["involvedObject"]["name"]
+            for e in kube.get("events", "-n", "default")["items"]
+            if e.get("reason") == "Preempted" and e["involvedObject"]["name"].startswith("a-low")
+        ]
+        assert preempted == [], op.output()
+        assert len(bound()) == ROOM
+        # Earlier tests' pending pods are in the listing too.
+        assert re.search(r"kopf handed over all \d+ pending pods of its first listing", op.output())
+    finally:
+        kube.run(
+            "delete",
+            "pods",
+            "-n",
+            "default",
+            "-l",
+            f"e2e={name}",
+            "--force",
+            "--grace-period=0",
+            "--wait=false",
+            check=False,
+        )

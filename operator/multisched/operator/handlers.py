@@ -153,6 +153,9 @@ async def pending_pod_event(type: str, event: Any, memo: kopf.Memo, **_: Any) ->
     runtime = _runtime(memo)
     # The raw object under kopf's Body view: parsing reads it at plain-dict speed.
     body: dict[str, Any] = event["object"]
+    sync = runtime.handlers_sync
+    if sync.waiting:
+        sync.seen(body)
     if type == "DELETED":
         runtime.cluster.on_pending_pod_gone(body)
     else:

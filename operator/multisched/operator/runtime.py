@@ -37,6 +37,7 @@ from . import debug
 from .client import Api, KubeClient
 from .event_handlers import ClusterEventHandlers
 from .group_status import GroupStatusController
+from .handlers_sync import HandlersSync, pending_lister
 from .health import HealthServer
 from .intake import ASSIGNED_PODS, NODES, PODS, Intake
 from .leader import KubeLeaseApi, LeaderElector, LeaseApi, new_identity
@@ -114,6 +115,8 @@ class Runtime:
         )
         #: The informers behind ``cluster``; built by ``start``.
         self.intake: Intake | None = None
+        #: kopf's first listing of pending pods, all handed over (WaitForHandlersSync).
+        self.handlers_sync = HandlersSync(pending_lister(api.api_client))
         #: Called once, when the scheduler is first quiet after the first listing (heap.freeze).
         self.on_synced: Callable[[], None] | None = None
         #: Called once, when every informer has first listed (heap.listed); also when the
@@ -147,6 +150,7 @@ class Runtime:
         return self.intake is not None and self.intake.synced
 
     async def start(self) -> None:
+        self._spawn(self.handlers_sync.run())
         self.intake = Intake(
             self.api.api_client, self.cluster.feeds(), on_relisted=self.profile_sync.resync
         )
@@ -346,6 +350,7 @@ class Runtime:
         gate = None
         if self.intake is not None:
             await self.intake.wait_synced()  # WaitForCacheSync
+            await self.handlers_sync.wait_synced()  # WaitForHandlersSync
             hook, self.on_synced = self.on_synced, None
             if hook is not None:
                 self._spawn(self._when_idle(hook))

@@ -7,6 +7,8 @@ commands, the binding client and leader election all stand on this room.
 
 from .errors import ApiError
 from .requests import (
+    JSON,
+    METADATA_ONLY,
     ListResult,
     Resource,
     decode_json,
@@ -17,6 +19,8 @@ from .requests import (
 )
 
 __all__ = [
+    "JSON",
+    "METADATA_ONLY",
     "ApiError",
     "ListResult",
     "Resource",
