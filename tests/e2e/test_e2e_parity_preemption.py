@@ -13,7 +13,12 @@ import pytest
 from parity_support import PROFILE, UPSTREAM, apply_profile, asking, tear_down
 from test_e2e_explain import multisched
 from test_e2e_operator import pod
-from test_e2e_preemption import priority_class
+from test_e2e_preemption import (
+    backlog_at_start_up,
+    check_highest_priority_went_first,
+    delete_backlog,
+    priority_class,
+)
 
 from conftest import Kube
 
@@ -83,3 +88,17 @@ def test_preemption_picks_kube_schedulers_node_and_victims(
 
     assert (ours["node"], our_victims) == (node, their_victims)
     assert (node, their_victims) == ("preempt-p1", {"victim-a", "victim-b"})
+
+
+def test_kube_scheduler_binds_a_backlogs_highest_priority_pod_first_when_it_starts(
+    kube: Kube, request: pytest.FixtureRequest
+) -> None:
+    """What multisched's start-up test holds it to (test_e2e_preemption), done by
+    kube-scheduler: its backlog is created before it starts, as multisched's is."""
+    label = "e2e-startup-order-upstream"
+    backlog_at_start_up(kube, UPSTREAM, "order-upstream", label)
+    try:
+        request.getfixturevalue("kube_scheduler")  # started now: the backlog is waiting
+        check_highest_priority_went_first(kube, "order-upstream", label)
+    finally:
+        delete_backlog(kube, label)
