@@ -16,7 +16,7 @@ from builders import pod_dict
 from kmock_support import declare_kinds, namespaces_listable
 from multisched.operator import handlers_sync
 from multisched.operator.client import Api
-from multisched.operator.handlers_sync import HandlersSync, pending_lister, pod_key
+from multisched.operator.handlers_sync import HandlersSync, pending_lister
 from multisched.operator.options import Options
 from multisched.operator.runtime import Runtime
 from multisched.scheduler import default_registry
@@ -185,9 +185,12 @@ async def test_a_server_without_metadata_only_lists_is_listed_whole(
     assert accepts == [METADATA_ONLY, "application/json", "application/json"]
 
 
-def test_pods_are_keyed_by_namespace_and_name() -> None:
-    assert pod_key(pod_dict("web", namespace="shop")) == "shop/web"
-    assert pod_key({}) == "/"
+def test_the_handler_and_the_list_key_a_pod_alike() -> None:
+    """By namespace/name (the informers' key): the list's metadata has no spec, kopf's body
+    has all of it."""
+    sync = HandlersSync(Lister())
+    sync.seen(pod_dict("web", namespace="shop"))
+    assert sync._seen == {"shop/web"}
 
 
 async def test_the_scheduling_loop_starts_once_the_pending_pods_are_handed_over(

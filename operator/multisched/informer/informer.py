@@ -19,7 +19,7 @@ import asyncio
 import logging
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,7 +79,7 @@ class Backoff:
         self.failures = 0
 
 
-def object_key(obj: dict[str, Any]) -> str:
+def object_key(obj: Mapping[str, Any]) -> str:
     meta = obj.get("metadata") or {}
     namespace = meta.get("namespace") or ""
     return f"{namespace}/{meta.get('name') or ''}" if namespace else str(meta.get("name") or "")

@@ -28,6 +28,7 @@ from typing import Any
 import aiohttp
 from kubernetes_asyncio import client as k8s
 
+from multisched.informer.informer import object_key
 from multisched.transport import JSON, METADATA_ONLY, ApiError, list_pages
 
 from .intake import PODS, UNASSIGNED_PODS
@@ -49,11 +50,6 @@ NOT_ACCEPTABLE = 406
 PendingLister = Callable[[], Awaitable[set[str]]]
 
 
-def pod_key(body: Mapping[str, Any]) -> str:
-    meta = body.get("metadata") or {}
-    return f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
-
-
 def pending_lister(api_client: k8s.ApiClient) -> PendingLister:
     """The unscheduled pods kopf watches, listed as their metadata only (whole, from a server
     that does not offer that: 406 Not Acceptable)."""
@@ -70,7 +66,7 @@ def pending_lister(api_client: k8s.ApiClient) -> PendingLister:
                 accept=accept,
                 resource_version=ANY_RECENT,
             ):
-                keys.update(pod_key(item) for item in page.items)
+                keys.update(object_key(item) for item in page.items)
         except ApiError as exc:
             if exc.status != NOT_ACCEPTABLE or accept == JSON:
                 raise
@@ -99,7 +95,7 @@ class HandlersSync:
         self._synced = asyncio.Event()
 
     def seen(self, body: Mapping[str, Any]) -> None:
-        key = pod_key(body)
+        key = object_key(body)
         if self._expected is None:
             self._seen.add(key)
         elif key in self._expected:
