@@ -119,6 +119,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         return _report(exc.lines)
     except ValueError as exc:  # a combination of SchedulerProfiles with none valid
         return _report(str(exc).splitlines())
+    for note in result.notes:
+        print(f"note: {_printable(f'{Path(args.cluster).name}: {note}')}", file=sys.stderr)
     sys.stdout.write(render(result, args.output, args.explain))
     return 0
 

@@ -176,3 +176,40 @@ def test_a_gated_pod_is_reported_gated(capsys: pytest.CaptureFixture[str], tmp_p
         "Gated",
         "waiting for scheduling gate(s): example.com/later",
     )
+
+
+@pytest.mark.timeout(30)
+def test_a_gang_whose_members_a_quota_turns_away_in_turn_ends_with_a_note(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """team-b's min at 0 leaves 1 CPU of min in all: each member that waits at Permit wakes
+    the others, the next is turned away by the quota, and PostFilter rejects the one waiting.
+    With no clock to pace it, that cycle used to run forever; now each member stops after
+    ATTEMPTS_PER_POD attempts, the pod behind the gang still gets its turn, and a note says
+    why the gang's outcomes are what they are."""
+
+    def no_min_for_team_b(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        quota = next(
+            d for d in docs if d["kind"] == "ElasticQuota" and d["metadata"]["name"] == "team-b"
+        )
+        quota["spec"]["min"]["cpu"] = "0"
+        return docs
+
+    path = write(tmp_path, documents(no_min_for_team_b))
+    code, out, err = run(capsys, "simulate", path, "-o", "json")
+    assert code == 0, err
+    pods = {p["pod"]: p for p in json.loads(out)["pods"]}
+    workers = [pods[f"team-a/worker-{i}"] for i in range(3)]
+    assert {w["status"] for w in workers} == {"Unschedulable"}, workers
+    assert any("total ElasticQuota used is more than min" in w["message"] for w in workers)
+    # 500m of team-a's 1 CPU of min: the pod queued behind the gang is placed.
+    assert pods["team-a/extra"]["status"] == "Scheduled"
+    notes = [line for line in err.splitlines() if line.startswith("note: cluster.yaml: ")]
+    assert len(notes) == 1, err
+    assert "not tried again after 100 attempts" in notes[0]
+
+
+def test_the_example_needs_no_note(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "simulate", str(EXAMPLE))
+    assert code == 0
+    assert err == ""

@@ -139,8 +139,9 @@ def _get(obj: Any, path: tuple[Any, ...]) -> Any:
     return obj
 
 
-class _Hung(Exception):
-    pass
+class _Hung(BaseException):
+    """Not an Exception: the scheduling loop turns a plugin's exceptions into statuses and
+    goes on, which would swallow the alarm and hang the test instead of failing it."""
 
 
 def _on_alarm(signum: int, frame: object) -> None:

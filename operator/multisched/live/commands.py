@@ -217,6 +217,8 @@ def simulate_cluster(
     chosen = effective(configs, registry, load_one, proposed, live=live)
     _warn(chosen.left_out)
     result = asyncio.run(simulate(cluster, chosen.config, registry, seed=seed, explain=explain))
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)
     return result, chosen
 
 

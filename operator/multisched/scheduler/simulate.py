@@ -37,6 +37,11 @@ from .sim_volumes import ANN_SELECTED_NODE, SimVolumeController
 
 #: Rounds of "drain the queue, then retry pods that preemption made room for".
 MAX_ROUNDS = 4
+#: Scheduling attempts per pod in one simulation. Simulate's clock stands still while the
+#: queue drains, so pods that keep taking each other's place would cycle forever: a gang
+#: whose members a quota turns away in turn, each member that waits at Permit waking the
+#: rest. A pod past this is not tried again, and shows its last outcome.
+ATTEMPTS_PER_POD = 100
 #: Kinds whose names are unique per namespace.
 _NAMESPACED_KINDS = frozenset(
     {"Pod", "PodDisruptionBudget", *NAMESPACED_VOLUME_KINDS, *GROUP_KINDS, *WORKLOAD_KINDS}
@@ -122,6 +127,8 @@ class SimulationResult:
     def __init__(self) -> None:
         self.placements: list[Placement] = []
         self.preempted: dict[str, str] = {}
+        #: What the user should know about the run itself (printed as notes).
+        self.notes: list[str] = []
 
 
 class ClusterInput:
@@ -329,8 +336,15 @@ async def simulate(
     scheduler.on_outcome = lambda o: last.__setitem__(o.pod.uid, o)
     for pod in pending:
         scheduler.on_pod(pod)
+    cycling = False
     for _ in range(MAX_ROUNDS):
         while (qpi := scheduler.queue.pop_nowait()) is not None:
+            if qpi.attempts > ATTEMPTS_PER_POD:
+                # Out of attempts: parked, so that the pods it cycles with run out too and
+                # the rest of the queue gets its turn. Its last outcome stands.
+                cycling = True
+                scheduler.queue.add_unschedulable(qpi, set())
+                continue
             await scheduler.schedule_one(qpi)
             await scheduler.settle_bindings()
         if scheduler.held_at_permit():
@@ -351,6 +365,12 @@ async def simulate(
 
     result = SimulationResult()
     result.preempted = dict(client.preempted)
+    if cycling:
+        result.notes.append(
+            f"some pods were not tried again after {ATTEMPTS_PER_POD} attempts: they kept "
+            "taking each other's place (a gang whose members are turned away in turn, for "
+            "one); each shows its last outcome"
+        )
     for pod in every:
         outcome = last.get(pod.uid)
         if pod.key in client.preempted:
