@@ -83,7 +83,7 @@ async def request_json(
     *,
     query: list[tuple[str, str]] | None = None,
     timeout: float = 30.0,
-    content_type: str = "application/json",
+    content_type: str = JSON,
 ) -> dict[str, Any]:
     """One request with a JSON body and answer; a non-2xx answer is ``ApiError``."""
     status, raw = await request_raw(
@@ -107,7 +107,7 @@ async def request_raw(
     *,
     query: list[tuple[str, str]] | None = None,
     timeout: float = 30.0,
-    content_type: str = "application/json",
+    content_type: str = JSON,
     accept: str = JSON,
 ) -> tuple[int, bytes]:
     """``request_json``'s answer as the status and the bytes the server sent (a 2xx answer)."""
