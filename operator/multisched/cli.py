@@ -34,6 +34,11 @@ def _printable(line: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in line)
 
 
+def _note(where: str, note: str) -> None:
+    """One ``note:`` line on stderr, naming the file (and document) it is about."""
+    print(f"note: {_printable(f'{where}: {note}')}", file=sys.stderr)
+
+
 def _documents(path: Path) -> list[Any]:
     """The documents of a cluster file (``-``: standard input), safely read; a snapshot's
     JSON documents at JSON speed."""
@@ -66,7 +71,7 @@ def _load_config(
         )
     where, obj = configs[0]
     for note in config_notes(obj):
-        print(f"note: {_printable(f'{where}: {note}')}", file=sys.stderr)
+        _note(where, note)
     try:
         return resolve(parse_config_object(obj), registry)
     except ConfigError as exc:
@@ -120,7 +125,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     except ValueError as exc:  # a combination of SchedulerProfiles with none valid
         return _report(str(exc).splitlines())
     for note in result.notes:
-        print(f"note: {_printable(f'{Path(args.cluster).name}: {note}')}", file=sys.stderr)
+        _note(Path(args.cluster).name, note)
     sys.stdout.write(render(result, args.output, args.explain))
     return 0
 
