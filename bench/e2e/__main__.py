@@ -23,6 +23,7 @@ from importlib import metadata
 from pathlib import Path
 
 from ..interpreter import describe
+from .cgroups import HARNESS_MILLICPU, KUBEADM_MILLICPU, CgroupsUnavailable, pod_cgroups
 from .controlplane import control_plane, missing_binaries
 from .gangs import gang_scenario
 from .kube import Kube
@@ -171,6 +172,15 @@ def build_parser() -> argparse.ArgumentParser:
         "the median and the median of the per-run ratios with their range",
     )
     parser.add_argument(
+        "--pod-cgroups",
+        action="store_true",
+        default=os.environ.get("BENCH_E2E_POD_CGROUPS", "") not in ("", "0", "false"),
+        help="run each process in a CPU cgroup of its own weighted by its CPU request, as the "
+        "kubelet runs pods (kubeadm's: kube-apiserver 250m, etcd and kube-scheduler 100m; "
+        "multisched: the chart's), instead of all in one, where Linux shares busy cores per "
+        "thread; needs root and a CPU controller (default $BENCH_E2E_POD_CGROUPS or off)",
+    )
+    parser.add_argument(
         "--concurrency", type=int, default=32, help="API requests in flight while populating"
     )
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
@@ -213,7 +223,7 @@ def _load() -> str:
 async def bench(args: argparse.Namespace) -> int:
     sizes = Sizes.scaled(args.scale)
     wanted = {w.strip() for w in args.schedulers.split(",") if w.strip()}
-    with control_plane(args.logs) as cp:
+    with pod_cgroups(args.pod_cgroups) as cgroups, control_plane(args.logs, cgroups) as cp:
         contenders: list[Contender] = []
         if "kube-scheduler" in wanted:
             ks = kube_scheduler(cp)
@@ -238,6 +248,7 @@ async def bench(args: argparse.Namespace) -> int:
         log(f"kube-apiserver: {_version(['kube-apiserver', '--version'])}")
         log(f"logs in {cp.workdir}{kept}")
         log(f"scale {args.scale}: {sizes}; timeout {args.timeout:.0f} s; {_load()}")
+        log(_grouping(cgroups is not None, contenders))
         async with Kube(cp.url, cp.token) as kube:
             b = Bench(kube, cp, contenders, sizes, args.timeout, args.concurrency)
             await b.setup()
@@ -273,6 +284,17 @@ async def bench(args: argparse.Namespace) -> int:
                 )
                 table.dump(path, meta)
     return 0
+
+
+def _grouping(pod_cgroups: bool, contenders: list[Contender]) -> str:
+    if not pod_cgroups:
+        return (
+            "CPU: every process in one group, busy cores shared per thread (--pod-cgroups: per pod)"
+        )
+    weights = [f"{name} {m}m" for name, m in KUBEADM_MILLICPU.items() if name != "kube-scheduler"]
+    weights += [f"{c.name} {c.millicpu}m" for c in contenders]
+    weights.append(f"this harness {HARNESS_MILLICPU}m")
+    return f"CPU: a cgroup per process, weighted by its CPU request: {', '.join(weights)}"
 
 
 def run_order(contenders: list[Contender], n: int) -> list[Contender]:
@@ -334,6 +356,9 @@ def main(argv: list[str] | None = None) -> int:
         return asyncio.run(bench(args))
     except KeyboardInterrupt:
         return 130
+    except CgroupsUnavailable as exc:
+        print(f"error: --pod-cgroups: {exc}", file=sys.stderr)
+        return 2
     except (Exception, ExceptionGroup) as exc:  # the servers and schedulers are stopped by now
         print(f"bench-e2e failed: {_first_cause(exc)}", file=sys.stderr)
         return 1

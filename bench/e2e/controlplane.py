@@ -24,6 +24,8 @@ for _path in (ROOT / "tests", ROOT / "tests" / "e2e"):
 
 from apiserver import TOKEN, _wait_ready, apiserver_args, free_port  # noqa: E402
 
+from .cgroups import KUBEADM_MILLICPU, PodCgroups  # noqa: E402
+
 __all__ = ["TOKEN", "ControlPlane", "control_plane", "free_port", "missing_binaries"]
 
 REQUIRED = ("etcd", "kube-apiserver", "openssl")
@@ -39,6 +41,8 @@ class ControlPlane:
     #: etcd and kube-apiserver: their CPU is the cost a scheduler's traffic puts on the
     #: API server, on the same cores.
     pids: tuple[int, ...] = ()
+    #: ``--pod-cgroups``: where the schedulers go too, each weighted by its CPU request.
+    cgroups: PodCgroups | None = None
 
 
 def missing_binaries() -> list[str]:
@@ -94,9 +98,11 @@ def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
 
 
 @contextlib.contextmanager
-def control_plane(keep: Path | None = None) -> Iterator[ControlPlane]:
+def control_plane(
+    keep: Path | None = None, cgroups: PodCgroups | None = None
+) -> Iterator[ControlPlane]:
     """A fresh etcd + kube-apiserver. Logs go to a temporary directory, or to ``keep``,
-    which outlives the run."""
+    which outlives the run. ``cgroups``: each in a group weighted as kubeadm requests."""
     with contextlib.ExitStack() as stack:
         if keep is None:
             d = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="multisched-bench-")))
@@ -131,6 +137,9 @@ def control_plane(keep: Path | None = None) -> Iterator[ControlPlane]:
                         stderr=subprocess.STDOUT,
                     )
                 )
+            if cgroups is not None:
+                for name, proc in zip(("etcd", "kube-apiserver"), procs, strict=True):
+                    cgroups.place(name, KUBEADM_MILLICPU[name], proc.pid)
             url = f"https://127.0.0.1:{api_port}"
             try:
                 _wait_ready(url, 90, procs)
@@ -145,6 +154,7 @@ def control_plane(keep: Path | None = None) -> Iterator[ControlPlane]:
                 kubeconfig=kubeconfig,
                 workdir=d,
                 pids=tuple(p.pid for p in procs),
+                cgroups=cgroups,
             )
         finally:
             _stop(procs)

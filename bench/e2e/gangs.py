@@ -108,7 +108,7 @@ async def _one(bench: Bench, key: str, scenario: str, c: Contender, grouped: boo
     count = gangs * GANG_SIZE
     run = f"{key}-{c.name}"
     try:
-        async with started(c, bench.cp.workdir, run, bench.cp.pids) as proc:
+        async with started(c, bench.cp.workdir, run, bench.cp.pids, bench.cp.cgroups) as proc:
             ready = await bench._ready(c, proc, f"{run}-ready")
             if not ready and grouped:
                 ready = await _profile_applied(bench, proc)

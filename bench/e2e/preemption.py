@@ -113,7 +113,7 @@ async def _burst(bench: Bench, c: Contender, run: str, count: int) -> Drained:
     ``count`` preemptors at once and waits until they are bound: pods/s and CPU from the
     first create to the last binding (a scheduler may preempt for every pod before it binds
     any, so the span from the first binding would miss that work)."""
-    async with started(c, bench.cp.workdir, run, bench.cp.pids) as proc:
+    async with started(c, bench.cp.workdir, run, bench.cp.pids, bench.cp.cgroups) as proc:
         ready = await bench._ready(c, proc, f"{run}-ready")
         if ready:
             return Drained(count, 0, ready, None, None, None, None, None, None, [])

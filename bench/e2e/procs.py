@@ -13,7 +13,12 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .controlplane import ControlPlane, free_port
+import yaml
+
+from multisched.cache.quantity import parse_quantity
+
+from .cgroups import KUBEADM_MILLICPU, PodCgroups
+from .controlplane import ROOT, ControlPlane, free_port
 from .report import KUBE_SCHEDULER, KUBE_SCHEDULER_JSON, MULTISCHED
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -51,6 +56,8 @@ class Contender:
     argv: list[str]
     #: The flag that moves its health/metrics server to a free loopback port.
     port_flag: str
+    #: Its CPU request in millicores: its group's weight under ``--pod-cgroups``.
+    millicpu: int = KUBEADM_MILLICPU["kube-scheduler"]
 
 
 def kube_scheduler(cp: ControlPlane, *, json: bool = False) -> Contender | None:
@@ -74,7 +81,9 @@ def kube_scheduler(cp: ControlPlane, *, json: bool = False) -> Contender | None:
     path = cp.workdir / f"{name}.yaml"
     path.write_text(config)
     argv = [binary, f"--config={path}", "--bind-address=127.0.0.1"]
-    return Contender(name, "default-scheduler", argv, "--secure-port")
+    return Contender(
+        name, "default-scheduler", argv, "--secure-port", KUBEADM_MILLICPU["kube-scheduler"]
+    )
 
 
 def multisched(
@@ -98,7 +107,13 @@ def multisched(
         f"--secure-port={free_port()}",
         "--bind-address=127.0.0.1",
     ]
-    return Contender(name, scheduler_name, argv, "--metrics-port")
+    return Contender(name, scheduler_name, argv, "--metrics-port", chart_millicpu())
+
+
+def chart_millicpu(values: Path = ROOT / "charts" / "multisched" / "values.yaml") -> int:
+    """The CPU the chart's pod requests (``resources.requests.cpu``), in millicores."""
+    cpu = yaml.safe_load(values.read_text())["resources"]["requests"]["cpu"]
+    return int(parse_quantity(cpu) * 1000)
 
 
 @dataclass(slots=True)
@@ -169,9 +184,14 @@ async def _sample(run: Running) -> None:
 
 @contextlib.asynccontextmanager
 async def started(
-    contender: Contender, workdir: Path, tag: str, control_plane: tuple[int, ...] = ()
+    contender: Contender,
+    workdir: Path,
+    tag: str,
+    control_plane: tuple[int, ...] = (),
+    cgroups: PodCgroups | None = None,
 ) -> AsyncIterator[Running]:
-    """Runs the scheduler for the block; stops it (and its sampler) afterwards."""
+    """Runs the scheduler for the block (in a group of its own under ``cgroups``); stops
+    it (and its sampler) afterwards."""
     log_path = workdir / f"{contender.name}-{tag}.log"
     port = free_port()
     while any(arg.endswith(f"={port}") for arg in contender.argv):  # the secure port's
@@ -181,6 +201,13 @@ async def started(
         begin = time.monotonic()
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env)
+    if cgroups is not None:
+        try:
+            cgroups.place(contender.name, contender.millicpu, proc.pid)
+        except OSError:
+            proc.kill()
+            proc.wait()
+            raise
     run = Running(contender, log_path, proc, begin, control_plane)
     sampler = asyncio.create_task(_sample(run))
     try:

@@ -260,7 +260,7 @@ class Bench:
             run = f"{key}-{c.name}"
             async with BindingWatch(self.kube, NAMESPACE, f"{RUN_LABEL}={run}") as watch:
                 await self.kube.create(PODS, pending_pod(run, c.scheduler_name, 0))
-                async with started(c, self.cp.workdir, run) as proc:
+                async with started(c, self.cp.workdir, run, cgroups=self.cp.cgroups) as proc:
                     why = await self._wait_bound(watch, proc, 1)
                     if not why:
                         await asyncio.sleep(SETTLE_SECONDS)
@@ -319,7 +319,7 @@ class Bench:
         async with BindingWatch(self.kube, NAMESPACE, f"{RUN_LABEL}={run}") as watch:
             goal = watch.unschedulable if unschedulable else watch.bound
             await self.kube.create_many(PODS, pods, self.concurrency)
-            async with started(c, self.cp.workdir, run, self.cp.pids) as proc:
+            async with started(c, self.cp.workdir, run, self.cp.pids, self.cp.cgroups) as proc:
                 why = await self._wait_bound(watch, proc, count, goal)
                 await asyncio.sleep(0.3)  # a CPU sample after the last binding
                 placed, _ = await self.kube.list(PODS, f"{RUN_LABEL}={run}", limit=500)
@@ -394,7 +394,9 @@ class Bench:
                         (volumes.stateful_pod(run, c.scheduler_name, i) for i in range(count)),
                         self.concurrency,
                     )
-                    async with started(c, self.cp.workdir, run, self.cp.pids) as proc:
+                    async with started(
+                        c, self.cp.workdir, run, self.cp.pids, self.cp.cgroups
+                    ) as proc:
                         why = await self._wait_bound(watch, proc, count)
                         await asyncio.sleep(0.3)
                         first, last, bound = watch.first_bound, watch.last_bound, len(watch.bound)
@@ -433,7 +435,7 @@ class Bench:
         scenario = f"stream of {rate:g} pods/s for {seconds:g} s, {self.sizes.nodes} nodes"
         for c in self.contenders:
             run = f"{key}-{c.name}"
-            async with started(c, self.cp.workdir, run) as proc:
+            async with started(c, self.cp.workdir, run, cgroups=self.cp.cgroups) as proc:
                 ready = await self._ready(c, proc, f"{run}-ready")
                 if ready:
                     self.table.add(
