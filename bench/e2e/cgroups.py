@@ -108,14 +108,19 @@ def _enable_cpu(group: Path) -> None:
         control.write_text("+cpu")
 
 
-def _own_group(base: Path, *, v2: bool) -> Path:
-    """The group this process is in now, in ``base``'s hierarchy (/proc/self/cgroup names
-    it: v1 on the line of the cpu controller, v2 on the line of hierarchy 0)."""
-    for line in _read(Path("/proc/self/cgroup")).splitlines():
+def group_path(pid: int | str, *, v2: bool) -> str:
+    """A process's CPU group as /proc/<pid>/cgroup names it (v1: on the line of the cpu
+    controller; v2: on the line of hierarchy 0); "" if none is named."""
+    for line in _read(Path(f"/proc/{pid}/cgroup")).splitlines():
         hierarchy, controllers, path = line.split(":", 2)
         if (hierarchy == "0") if v2 else ("cpu" in controllers.split(",")):
-            return base / path.lstrip("/")
-    return base
+            return path
+    return ""
+
+
+def _own_group(base: Path, *, v2: bool) -> Path:
+    """The group this process is in now, in ``base``'s hierarchy."""
+    return base / group_path("self", v2=v2).lstrip("/")
 
 
 @contextlib.contextmanager

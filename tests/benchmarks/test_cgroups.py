@@ -12,7 +12,14 @@ from pathlib import Path
 import pytest
 
 from bench.e2e.__main__ import build_parser
-from bench.e2e.cgroups import CGROUP_ROOT, CgroupsUnavailable, PodCgroups, cpu_shares, cpu_weight
+from bench.e2e.cgroups import (
+    CGROUP_ROOT,
+    CgroupsUnavailable,
+    PodCgroups,
+    cpu_shares,
+    cpu_weight,
+    group_path,
+)
 from bench.e2e.procs import chart_millicpu
 
 
@@ -90,27 +97,19 @@ def test_the_flag_comes_from_the_command_line_or_the_environment(
     assert build_parser().parse_args([]).pod_cgroups is False
 
 
-def _group_of(pid: int, groups: PodCgroups) -> str:
-    for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
-        hierarchy, controllers, path = line.split(":", 2)
-        if (hierarchy == "0") if groups.v2 else ("cpu" in controllers.split(",")):
-            return path
-    return ""
-
-
 def test_real_processes_are_placed_and_all_is_put_back_after() -> None:
     try:
         groups = PodCgroups.create(CGROUP_ROOT, f"multisched-test-{os.getpid()}")
     except CgroupsUnavailable as exc:
         pytest.skip(f"this machine lets no test make a CPU cgroup: {exc}")
-    home = _group_of(os.getpid(), groups)
+    home = group_path(os.getpid(), v2=groups.v2)
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     try:
         groups.place("harness", 100, os.getpid())  # as the bench places itself
-        assert _group_of(os.getpid(), groups).endswith("/harness")
+        assert group_path(os.getpid(), v2=groups.v2).endswith("/harness")
         groups.place("sleeper", 250, child.pid)
         relative = groups.parent.relative_to(groups.parent.parent)
-        assert _group_of(child.pid, groups).endswith(f"{relative}/sleeper")
+        assert group_path(child.pid, v2=groups.v2).endswith(f"{relative}/sleeper")
         weight = "cpu.weight" if groups.v2 else "cpu.shares"
         assert (groups.parent / "sleeper" / weight).read_text().strip() == (
             str(cpu_weight(250)) if groups.v2 else "256"
@@ -119,5 +118,5 @@ def test_real_processes_are_placed_and_all_is_put_back_after() -> None:
         child.kill()
         child.wait()
         groups.close()
-    assert _group_of(os.getpid(), groups) == home
+    assert group_path(os.getpid(), v2=groups.v2) == home
     assert not groups.parent.exists()
