@@ -82,7 +82,8 @@ def why_unavailable() -> str | None:
     if missing:
         return (
             f"e2e skipped: {', '.join(missing)} not on PATH and E2E_KUBECONFIG is not set "
-            "(put etcd and kube-apiserver on PATH, or point E2E_KUBECONFIG at a cluster)"
+            "(`make k8s` builds the v1.37.2 control plane and `make e2e` puts it on PATH; "
+            "or point E2E_KUBECONFIG at a cluster)"
         )
     return None
 
