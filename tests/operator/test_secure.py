@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import ssl
+import uuid
+from collections import Counter
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +21,9 @@ from multisched.operator.options import Options
 from multisched.operator.secure import (
     ANONYMOUS,
     CachingReviewer,
+    KubeReviewer,
+    Reviewer,
+    ReviewThrottled,
     ReviewUnavailable,
     SecureServer,
     UserInfo,
@@ -232,3 +239,161 @@ def test_a_certificate_that_does_not_load_is_one_line(tmp_path: Path) -> None:
         with pytest.raises(ValueError, match="are not a PEM certificate and its key") as err:
             opts.check()
         assert "\n" not in str(err.value)
+
+
+# -- bounds: what an unauthenticated caller can make the API server do -------------------
+
+
+class Slow(Scripted):
+    """A reviewer whose answers wait until the test lets them go."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.release = asyncio.Event()
+
+    async def authenticate(self, token: str) -> UserInfo | None:
+        self.calls.append(("authenticate", token))
+        await self.release.wait()
+        return self.users.get(token)
+
+
+def bounded_server(reviewer: Reviewer, **bounds: Any) -> SecureServer:
+    # A frozen clock: no answer expires and the bucket never refills, so counts are exact.
+    cached = CachingReviewer(reviewer, clock=lambda: 0.0, **bounds)
+    return SecureServer(
+        "127.0.0.1", 0, serving_context(None, None), cached, {"/metrics": ok, "/debug/queue": ok}
+    )
+
+
+async def flood(url: str, paths: list[str], tokens: list[str | None]) -> Counter[int]:
+    """Every (path, token) pair once, 50 at a time over one connection pool."""
+    answers: Counter[int] = Counter()
+    limit = asyncio.Semaphore(50)
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=False)) as http:
+
+        async def one(path: str, token: str | None) -> None:
+            headers = {"Authorization": f"Bearer {token}"} if token else {}
+            async with limit, http.get(url + path, headers=headers) as resp:
+                answers[resp.status] += 1
+
+        await asyncio.gather(*(one(p, t) for p, t in zip(paths, tokens, strict=True)))
+    return answers
+
+
+async def test_unserved_paths_and_methods_cost_no_review() -> None:
+    reviewer = Scripted({"good": PROMETHEUS}, {(PROMETHEUS.name, "/metrics")})
+    secure = bounded_server(reviewer)
+    await secure.start()
+    url = f"https://127.0.0.1:{secure.port}"
+    try:
+        paths = [f"/{uuid.uuid4().hex}" for _ in range(2000)]
+        assert await flood(url, paths, [None] * 2000) == Counter({404: 2000})
+        status, body = await get(f"{url}/nowhere", "good")
+        assert (status, body["reason"]) == (404, "NotFound")
+        async with aiohttp.ClientSession() as http, http.post(f"{url}/metrics", ssl=False) as r:
+            assert r.status == 405
+        assert reviewer.calls == []
+    finally:
+        await secure.stop()
+
+
+async def test_a_flood_of_callers_causes_at_most_the_capped_reviews() -> None:
+    reviewer = Scripted({"good": PROMETHEUS}, {(PROMETHEUS.name, "/metrics")})
+    secure = bounded_server(reviewer, burst=20)
+    await secure.start()
+    url = f"https://127.0.0.1:{secure.port}"
+    try:
+        # 2,000 anonymous callers of a served path: one SubjectAccessReview, then the cache.
+        answers = await flood(url, ["/metrics"] * 2000, [None] * 2000)
+        assert answers == Counter({403: 2000})
+        assert reviewer.calls == [("authorize", ("system:anonymous", "/metrics", "get"))]
+        # 2,000 random tokens: what is left of the burst (one review went to the anonymous
+        # callers) as TokenReviews, and 429 for everyone else.
+        reviewer.calls.clear()
+        tokens: list[str | None] = [uuid.uuid4().hex for _ in range(2000)]
+        answers = await flood(url, ["/metrics"] * 2000, tokens)
+        assert answers == Counter({401: 19, 429: 1981})
+        assert [c[0] for c in reviewer.calls] == ["authenticate"] * 19
+    finally:
+        await secure.stop()
+
+
+async def test_reviews_in_flight_are_capped_and_shared() -> None:
+    inner = Slow({"good": PROMETHEUS}, set())
+    cached = CachingReviewer(inner, clock=lambda: 0.0, max_in_flight=2, burst=100)
+    # Ten callers with the same token wait on one review; two other tokens fill the cap.
+    same = [asyncio.ensure_future(cached.authenticate("good")) for _ in range(10)]
+    others = [asyncio.ensure_future(cached.authenticate(f"t{i}")) for i in range(3)]
+    await asyncio.sleep(0)
+    assert [c[1] for c in inner.calls] == ["good", "t0"]
+    with pytest.raises(ReviewThrottled):
+        await others[1]
+    inner.release.set()
+    assert await asyncio.gather(*same) == [PROMETHEUS] * 10
+    assert await others[0] is None
+    assert cached.in_flight == 0
+    assert await cached.authenticate("t5") is None  # room again once the reviews ended
+    others[2].cancel()
+
+
+async def test_the_review_rate_refills_as_time_passes() -> None:
+    now = [0.0]
+    inner = Scripted({}, set())
+    cached = CachingReviewer(inner, clock=lambda: now[0], rate=2.0, burst=3)
+    for i in range(3):
+        assert await cached.authenticate(f"t{i}") is None
+    with pytest.raises(ReviewThrottled):
+        await cached.authenticate("t3")
+    assert await cached.authenticate("t0") is None  # an answer held costs no review
+    now[0] = 0.5  # one more review after half a second at 2 a second
+    assert await cached.authenticate("t3") is None
+    with pytest.raises(ReviewThrottled):
+        await cached.authenticate("t4")
+    assert len(inner.calls) == 4
+
+
+async def test_the_caches_keep_the_most_recently_used_answers() -> None:
+    inner = Scripted({"good": PROMETHEUS}, set())
+    cached = CachingReviewer(inner, clock=lambda: 0.0, entries=3, burst=100)
+    for token in ("good", "a", "b"):
+        await cached.authenticate(token)
+    await cached.authenticate("good")  # used again: now the most recent
+    for token in ("c", "d"):
+        await cached.authenticate(token)
+    assert len(cached._users.entries) == 3
+    inner.calls.clear()
+    await cached.authenticate("good")  # still held
+    await cached.authenticate("a")  # dropped: asked again
+    assert inner.calls == [("authenticate", "a")]
+
+
+async def test_each_request_is_logged_without_its_token(
+    server: tuple[str, Scripted], caplog: pytest.LogCaptureFixture
+) -> None:
+    url, _ = server
+    caplog.set_level(logging.INFO, logger="multisched.access")
+    await get(f"{url}/metrics", "good")
+    await get(f"{url}/metrics", "s3cret-token")
+    await get(f"{url}/nowhere")
+    lines = [r.getMessage() for r in caplog.records if r.name == "multisched.access"]
+    assert lines == [
+        f"GET /metrics user={PROMETHEUS.name} 200",
+        "GET /metrics user=- 401",
+        "GET /nowhere user=- 404",
+    ]
+    assert not any("s3cret" in r.getMessage() or "good" in r.getMessage() for r in caplog.records)
+
+
+async def test_the_reviews_have_a_client_of_their_own() -> None:
+    from kubernetes_asyncio import client as k8s
+
+    config = k8s.Configuration(host="https://127.0.0.1:6443")
+    config.api_key = {"BearerToken": "Bearer operator-token"}
+    reviewer = KubeReviewer(config)
+    try:
+        own = reviewer.api_client.configuration
+        assert own is not config and own.connection_pool_maxsize == 2
+        assert config.connection_pool_maxsize == 100  # the operator's pool is untouched
+        assert own.api_key is config.api_key  # a refreshed token reaches both
+    finally:
+        await reviewer.close()

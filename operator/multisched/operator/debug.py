@@ -23,6 +23,8 @@ from .profiles import ProfileBook
 QUEUES = tuple(QueueName)
 #: Pods listed by ``/debug/queue`` without ``?pod=`` (the counts are always complete).
 DEFAULT_LIMIT = 500
+#: The most pods one answer lists, whatever ``limit`` asks: the view is built in memory.
+MAX_LIMIT = 5000
 
 
 def _stamp(seconds: float | None) -> str | None:

@@ -132,6 +132,7 @@ class Runtime:
         self._secure: SecureServer | None = None
         #: Who checks the secure port's callers (tests put their own).
         self.reviewer: Reviewer | None = None
+        self._kube_reviewer: KubeReviewer | None = None
 
     @classmethod
     async def create(cls, options: Options) -> Runtime:
@@ -201,6 +202,8 @@ class Runtime:
             await self._health.stop()
         if self._secure is not None:
             await self._secure.stop()
+        if self._kube_reviewer is not None:
+            await self._kube_reviewer.close()
         await self.client.close()
         await self.api.api_client.close()
 
@@ -211,7 +214,10 @@ class Runtime:
         context = serving_context(
             options.tls_cert_file, options.tls_private_key_file, options.advertise_address
         )
-        reviewer = self.reviewer or CachingReviewer(KubeReviewer(self.api.api_client))
+        reviewer = self.reviewer
+        if reviewer is None:
+            self._kube_reviewer = KubeReviewer(self.api.api_client.configuration)
+            reviewer = CachingReviewer(self._kube_reviewer)
         self._secure = SecureServer(
             options.bind_address,
             options.secure_port,
@@ -246,7 +252,7 @@ class Runtime:
             self.scheduler.cache,
             leading=self.scheduling,
             pod=request.query.get("pod") or None,
-            limit=int(limit) if limit.isdigit() else debug.DEFAULT_LIMIT,
+            limit=min(int(limit), debug.MAX_LIMIT) if limit.isdigit() else debug.DEFAULT_LIMIT,
             notes=functools.partial(debug.scheduler_notes, self.scheduler),
         )
         view["identity"] = self.identity

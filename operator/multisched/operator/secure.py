@@ -10,12 +10,21 @@ API server vouches for, as kube-scheduler serves them (``--secure-port``, 10259)
   verb (``get``); not allowed is 403, worded as the API server words it.
 - Both answers are cached for 10 s (upstream's default TTLs), so a scrape every few seconds
   costs no review per request.
+- **Bounds**, since every review is work the API server does on the caller's behalf: a path
+  no handler serves is answered 404 before any review; each cache keeps the 1,024 most
+  recently used answers; callers waiting on the same answer share one review; reviews in
+  flight and new reviews a second are capped, and past the caps the answer is 429. The
+  reviews have a client of their own with two connections, so a flood of them cannot take
+  the connections the bindings use.
+- An access log line for each request: method, path, user, answer (never the token).
 
 The probes (``/healthz``, ``/livez``, ``/readyz``) stay on the plain port (health.py).
 """
 
 from __future__ import annotations
 
+import asyncio
+import copy
 import datetime
 import hashlib
 import ipaddress
@@ -27,17 +36,30 @@ import socket
 import ssl
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Hashable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from aiohttp import web
 
 logger = logging.getLogger(__name__)
+#: One line per request on the secure port; a logger of its own so that it can be silenced.
+access_log = logging.getLogger("multisched.access")
+T = TypeVar("T")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 #: Upstream's delegated authn/authz cache TTLs (allowed and denied alike).
 REVIEW_TTL_SECONDS = 10.0
+#: Answers kept per cache (tokens, decisions); the least recently used go first.
+REVIEW_CACHE_ENTRIES = 1024
+#: Reviews under way at once. A scrape or a person needs one at a time; more is a flood.
+MAX_REVIEWS_IN_FLIGHT = 4
+#: New reviews a second, after a burst of REVIEW_BURST: a token bucket, as client-go's QPS.
+REVIEW_RATE_PER_SECOND = 5.0
+REVIEW_BURST = 20
+#: Connections of the reviews' own client.
+REVIEW_CONNECTIONS = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +77,10 @@ class ReviewUnavailable(Exception):
     """The API server could not be asked (the request is not answered either way)."""
 
 
+class ReviewThrottled(Exception):
+    """Too many reviews under way or asked of late: the caller is told to come back."""
+
+
 class Reviewer(Protocol):
     async def authenticate(self, token: str) -> UserInfo | None:
         """The token's user, or None when the API server does not accept the token."""
@@ -63,57 +89,130 @@ class Reviewer(Protocol):
         """Whether ``user`` may ``verb`` the non-resource ``path``, and the reason given."""
 
 
+class _Answers:
+    """Answers until their deadline, least recently used dropped past ``size``, and the
+    reviews under way, so that callers asking the same thing at once share one review."""
+
+    __slots__ = ("entries", "pending", "size")
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.entries: OrderedDict[Hashable, tuple[float, Any]] = OrderedDict()
+        self.pending: dict[Hashable, asyncio.Future[Any]] = {}
+
+    def get(self, key: Hashable, now: float) -> tuple[bool, Any]:
+        hit = self.entries.get(key)
+        if hit is None:
+            return False, None
+        if hit[0] <= now:
+            del self.entries[key]
+            return False, None
+        self.entries.move_to_end(key)
+        return True, hit[1]
+
+    def put(self, key: Hashable, value: Any, until: float) -> None:
+        self.entries[key] = (until, value)
+        self.entries.move_to_end(key)
+        while len(self.entries) > self.size:
+            self.entries.popitem(last=False)
+
+
+class _Bucket:
+    """A token bucket: ``burst`` at once, then ``rate`` a second."""
+
+    __slots__ = ("at", "burst", "rate", "tokens")
+
+    def __init__(self, rate: float, burst: int, now: float) -> None:
+        self.rate, self.burst = rate, float(burst)
+        self.tokens, self.at = float(burst), now
+
+    def take(self, now: float) -> bool:
+        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
+        self.at = now
+        if self.tokens < 1.0:
+            return False
+        self.tokens -= 1.0
+        return True
+
+
 class CachingReviewer:
-    """Remembers answers for ``ttl`` seconds; tokens are kept only as digests."""
+    """Remembers answers for ``ttl`` seconds (tokens only as digests) and bounds the reviews
+    it asks of ``inner``: ``max_in_flight`` at once, ``rate`` a second after ``burst``."""
 
     def __init__(
         self,
         inner: Reviewer,
         ttl: float = REVIEW_TTL_SECONDS,
         clock: Callable[[], float] = time.monotonic,
+        *,
+        entries: int = REVIEW_CACHE_ENTRIES,
+        max_in_flight: int = MAX_REVIEWS_IN_FLIGHT,
+        rate: float = REVIEW_RATE_PER_SECOND,
+        burst: int = REVIEW_BURST,
     ) -> None:
         self.inner = inner
         self.ttl = ttl
         self.clock = clock
-        self._users: dict[bytes, tuple[float, UserInfo | None]] = {}
-        self._decisions: dict[tuple[Any, ...], tuple[float, tuple[bool, str]]] = {}
+        self.max_in_flight = max_in_flight
+        self.in_flight = 0
+        self._bucket = _Bucket(rate, burst, clock())
+        self._users = _Answers(entries)
+        self._decisions = _Answers(entries)
 
-    def _fresh(self, cache: dict[Any, tuple[float, Any]], key: Any) -> tuple[bool, Any]:
-        hit = cache.get(key)
+    async def _review(self, answers: _Answers, key: Hashable, ask: Callable[[], Awaitable[T]]) -> T:
         now = self.clock()
-        if hit is not None and hit[0] > now:
-            return True, hit[1]
-        if len(cache) > 1024:  # drop what expired, so the caches stay small
-            for k in [k for k, (until, _) in cache.items() if until <= now]:
-                del cache[k]
-        return False, None
+        found, value = answers.get(key, now)
+        if found:
+            return value  # type: ignore[no-any-return]
+        shared = answers.pending.get(key)
+        if shared is not None:
+            return await asyncio.shield(shared)
+        if self.in_flight >= self.max_in_flight or not self._bucket.take(now):
+            raise ReviewThrottled("too many callers to check at once")
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        answers.pending[key] = future
+        self.in_flight += 1
+        try:
+            value = await ask()
+        except BaseException as exc:
+            shared_exc = exc if isinstance(exc, Exception) else ReviewUnavailable("cancelled")
+            future.set_exception(shared_exc)
+            future.exception()  # retrieved: no "never retrieved" warning without waiters
+            raise
+        finally:
+            self.in_flight -= 1
+            del answers.pending[key]
+        answers.put(key, value, self.clock() + self.ttl)
+        future.set_result(value)
+        return value
 
     async def authenticate(self, token: str) -> UserInfo | None:
         key = hashlib.sha256(token.encode()).digest()
-        found, user = self._fresh(self._users, key)
-        if not found:
-            user = await self.inner.authenticate(token)
-            self._users[key] = (self.clock() + self.ttl, user)
-        return user  # type: ignore[no-any-return]
+        return await self._review(self._users, key, lambda: self.inner.authenticate(token))
 
     async def authorize(self, user: UserInfo, path: str, verb: str) -> tuple[bool, str]:
         key = (user.name, user.uid, user.groups, tuple(sorted(user.extra.items())), path, verb)
-        found, decision = self._fresh(self._decisions, key)
-        if not found:
-            decision = await self.inner.authorize(user, path, verb)
-            self._decisions[key] = (self.clock() + self.ttl, decision)
-        return decision  # type: ignore[no-any-return]
+        return await self._review(
+            self._decisions, key, lambda: self.inner.authorize(user, path, verb)
+        )
 
 
 class KubeReviewer:
-    """TokenReview and SubjectAccessReview through the operator's API client."""
+    """TokenReview and SubjectAccessReview through a client of their own, built from the
+    operator's configuration (same credentials) with ``REVIEW_CONNECTIONS`` connections."""
 
-    def __init__(self, api_client: Any) -> None:
+    def __init__(self, configuration: Any) -> None:
         from kubernetes_asyncio import client as k8s
 
+        config = copy.copy(configuration)
+        config.connection_pool_maxsize = REVIEW_CONNECTIONS
         self._k8s = k8s
-        self._authn = k8s.AuthenticationV1Api(api_client)
-        self._authz = k8s.AuthorizationV1Api(api_client)
+        self.api_client = k8s.ApiClient(config)
+        self._authn = k8s.AuthenticationV1Api(self.api_client)
+        self._authz = k8s.AuthorizationV1Api(self.api_client)
+
+    async def close(self) -> None:
+        await self.api_client.close()
 
     async def authenticate(self, token: str) -> UserInfo | None:
         k8s = self._k8s
@@ -156,6 +255,13 @@ def _describe(exc: Exception) -> str:
     status = getattr(exc, "status", None)
     reason = getattr(exc, "reason", None)
     return f"{status} {reason}" if status else (str(exc) or type(exc).__name__)
+
+
+#: The API server's words for a path or method it does not serve.
+NOT_SERVED = {
+    404: "the server could not find the requested resource",
+    405: "the server does not allow this method on the requested resource",
+}
 
 
 def _status(code: int, reason: str, message: str) -> web.Response:
@@ -222,6 +328,20 @@ class SecureServer:
 
     @web.middleware
     async def _guard(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        user, response = await self._answer(request, handler)
+        access_log.info(
+            "%s %s user=%s %d", request.method, request.path, user or "-", response.status
+        )
+        return response
+
+    async def _answer(
+        self, request: web.Request, handler: Handler
+    ) -> tuple[str | None, web.StreamResponse]:
+        # Route first: a path no handler serves costs the API server nothing.
+        unrouted = request.match_info.http_exception
+        if unrouted is not None:
+            message = NOT_SERVED.get(unrouted.status, unrouted.reason)
+            return None, _status(unrouted.status, unrouted.reason.replace(" ", ""), message)
         verb = "get" if request.method in ("GET", "HEAD") else request.method.lower()
         try:
             token = _bearer(request)
@@ -230,19 +350,23 @@ class SecureServer:
             else:
                 user = await self.reviewer.authenticate(token)
             if user is None:
-                return _status(401, "Unauthorized", "Unauthorized")
+                return None, _status(401, "Unauthorized", "Unauthorized")
             allowed, reason = await self.reviewer.authorize(user, request.path, verb)
+        except ReviewThrottled as exc:
+            response = _status(429, "TooManyRequests", f"{exc}: try again in a second")
+            response.headers["Retry-After"] = "1"
+            return None, response
         except ReviewUnavailable as exc:
             if str(exc) != self._last_error:
                 self._last_error = str(exc)
                 logger.warning("cannot check a caller of %s: %s", request.path, exc)
-            return _status(503, "ServiceUnavailable", f"cannot check the caller: {exc}")
+            return None, _status(503, "ServiceUnavailable", f"cannot check the caller: {exc}")
         if not allowed:
             message = f'forbidden: User "{user.name}" cannot {verb} path "{request.path}"'
             if reason:
                 message += f": {reason}"
-            return _status(403, "Forbidden", message)
-        return await handler(request)
+            return user.name, _status(403, "Forbidden", message)
+        return user.name, await handler(request)
 
 
 # -- the serving certificate ------------------------------------------------------------
