@@ -61,6 +61,9 @@ def apiserver_args(d: Path, etcd_port: int, port: int) -> list[str]:
         f"--secure-port={port}",
         "--bind-address=127.0.0.1",
         "--advertise-address=127.0.0.1",
+        # Since v1.3x a loopback advertise address is refused while the endpoint reconciler
+        # runs; nothing here reaches the API through the kubernetes Service's endpoints.
+        "--endpoint-reconciler-type=none",
         f"--cert-dir={d / 'certs'}",
         "--service-account-issuer=https://kubernetes.default.svc",
         f"--service-account-key-file={d / 'sa.pub'}",
