@@ -6,7 +6,7 @@ only read these slots.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .labels import LabelSelector, NodeSelector, NodeSelectorTerm, SelectorError
@@ -290,22 +290,32 @@ class PodInfo:
             for p in c.get("ports") or ()
             if int(p.get("hostPort") or 0) > 0
         )
-        self._set_requests(containers, init_containers, spec.get("overhead"))
+        self._set_requests(spec, status)
         self._set_affinity(spec.get("affinity") or {})
         return self
 
-    def _set_requests(
-        self,
-        containers: Sequence[Mapping[str, Any]],
-        init_containers: Sequence[Mapping[str, Any]],
-        overhead: Mapping[str, Any] | None,
-    ) -> None:
-        """Upstream ``resourcehelper.PodRequests`` and ``GetNonzeroRequests``.
+    def _set_requests(self, spec: Mapping[str, Any], status: Mapping[str, Any]) -> None:
+        """Upstream ``PodInfo.CalculateResource`` (``resourcehelper.PodRequests``) with
+        v1.37's gates: in-place resize counted (InPlacePodVerticalScaling, GA) and pod-level
+        resources applied (PodLevelResources, on by default).
 
         Sidecars (restartable init containers) run beside the app containers; other init
-        containers run one at a time, so the pod needs the max of both phases.
+        containers run one at a time, so the pod needs the max of both phases. A resized
+        pod counts the max of what its spec asks, what the kubelet allocated and what it
+        actuated; while its resize is infeasible, only the last two.
         """
-        if len(containers) == 1 and not init_containers and not overhead:
+        containers = spec.get("containers") or []
+        init_containers = spec.get("initContainers") or []
+        overhead = spec.get("overhead")
+        pod_level = _pod_level_requests(spec)
+        resized = _reports_resources(status)
+        if (
+            len(containers) == 1
+            and not init_containers
+            and not overhead
+            and pod_level is None
+            and not resized
+        ):
             # Most pods: the one container's requests are the pod's (reading 50,000 pods);
             # the general path below only differs for negative quantities (its max with 0).
             reqs, nz = _container_requests(containers[0], "spec.containers[0]")
@@ -317,28 +327,45 @@ class PodInfo:
                 self.non_zero_cpu = nz.milli_cpu
                 self.non_zero_memory = nz.memory
                 return
-        reqs, nz = Resource(), Resource()
-        for i, c in enumerate(containers):
-            r, n = _container_requests(c, f"spec.containers[{i}]")
-            reqs.add(r)
-            nz.add(n)
-        init_max, init_nz_max = Resource(), Resource()
-        sidecars, sidecars_nz = Resource(), Resource()
-        for i, c in enumerate(init_containers):
-            r, n = _container_requests(c, f"spec.initContainers[{i}]")
-            if c.get("restartPolicy") == "Always":
-                reqs.add(r)
-                nz.add(n)
-                sidecars.add(r)
-                sidecars_nz.add(n)
-                r, n = sidecars.clone(), sidecars_nz.clone()
+        views = [_spec_view(containers, init_containers)]
+        if resized:
+            infeasible = _resize_infeasible(status)
+            statuses = _container_statuses(status)
+            if infeasible:
+                views = []
+            allocated = status.get("allocatedResources")
+            actuated = (status.get("resources") or {}).get("requests")
+            if allocated is not None and actuated is not None:
+                # The kubelet's pod-level totals already sum the containers; taken as they
+                # stand, with no defaults for what they leave out (as upstream).
+                views.append(_listed(allocated, "status.allocatedResources", defaults=False))
+                views.append(_listed(actuated, "status.resources.requests", defaults=False))
             else:
-                r.add(sidecars)
-                n.add(sidecars_nz)
-            init_max.set_max(r)
-            init_nz_max.set_max(n)
-        reqs.set_max(init_max)
-        nz.set_max(init_nz_max)
+                for actuated_view in (False, True):
+                    views.append(
+                        _status_view(
+                            containers, init_containers, statuses, infeasible, actuated_view
+                        )
+                    )
+        reqs, nz, present = Resource(), Resource(), set()
+        for view_reqs, view_nz, view_present in views:
+            reqs.set_max(view_reqs)
+            nz.set_max(view_nz)
+            present |= view_present
+        if pod_level is not None:
+            effective = _effective_pod_level(pod_level, status)
+            for name in _POD_LEVEL:
+                if name in effective:
+                    value = effective[name]
+                    reqs.set(name, value)
+                    # NodeInfo's non-zero rule (getNonMissingContainerRequests): with
+                    # pod-level requests, the 100m / 200Mi defaults fill in only what
+                    # neither the pod nor any container requests.
+                    nz.set(name, value)
+                    present.add(name)
+            for name in _POD_LEVEL:
+                if name in present and name not in effective:
+                    nz.set(name, reqs.get(name))
         if overhead:
             try:
                 extra = Resource.from_list(overhead)
@@ -426,3 +453,174 @@ def _container_requests(container: Mapping[str, Any], path: str) -> tuple[Resour
         requests.memory if MEMORY in merged else DEFAULT_MEMORY_REQUEST,
     )
     return requests, non_zero
+
+
+#: Resources that pod-level ``spec.resources`` may set and the scheduler counts
+#: (upstream ``supportedPodLevelResources``; hugepages-* are left to the kubelet here).
+_POD_LEVEL = (CPU, MEMORY)
+
+#: One way of reading the containers: (requests, requests for scoring, names present).
+View = tuple[Resource, Resource, set[str]]
+
+
+def _pod_level_requests(spec: Mapping[str, Any]) -> dict[str, int] | None:
+    """``spec.resources.requests`` as the API server defaults them (``defaultPodRequests``):
+    with pod-level limits, an unset request is the containers' aggregate, else the limit.
+    None when no supported resource is set at pod level."""
+    resources = spec.get("resources")
+    if not resources:
+        return None
+    requests = _pod_level_values(resources.get("requests"), "spec.resources.requests")
+    limits = resources.get("limits")
+    if limits:
+        containers, inits = spec.get("containers") or [], spec.get("initContainers") or []
+        aggregate, _, present = _spec_view(containers, inits)
+        for name in _POD_LEVEL:
+            if name not in requests and name in present:
+                requests[name] = aggregate.get(name)
+        for name, value in _pod_level_values(limits, "spec.resources.limits").items():
+            requests.setdefault(name, value)
+    return requests or None
+
+
+def _effective_pod_level(spec_level: dict[str, int], status: Mapping[str, Any]) -> dict[str, int]:
+    """Pod-level requests after a resize (``effectivePodLevelResources``): the max of the
+    spec's, the actuated ``status.resources`` and ``status.allocatedResources``."""
+    actuated_status = status.get("resources")
+    if actuated_status is None:
+        return spec_level
+    out: dict[str, int] = {} if _resize_infeasible(status) else dict(spec_level)
+    sources = (
+        ((actuated_status or {}).get("requests"), "status.resources.requests"),
+        (status.get("allocatedResources"), "status.allocatedResources"),
+    )
+    for raw, path in sources:
+        for name, value in _pod_level_values(raw, path).items():
+            out[name] = max(out.get(name, value), value)
+    return out
+
+
+def _pod_level_values(raw: Mapping[str, Any] | None, path: str) -> dict[str, int]:
+    """The pod-level resources of a resource list, by name (only those it lists)."""
+    if not raw:
+        return {}
+    try:
+        parsed = Resource.from_list({k: v for k, v in raw.items() if k in _POD_LEVEL})
+    except QuantityError as exc:
+        raise QuantityError(f"{path}.{exc}") from None
+    return {name: parsed.get(name) for name in _POD_LEVEL if name in raw}
+
+
+def _reports_resources(status: Mapping[str, Any]) -> bool:
+    """Whether the kubelet reported what it allocated or actuated (a resize may differ)."""
+    if status.get("allocatedResources") or status.get("resources"):
+        return True
+    for key in ("containerStatuses", "initContainerStatuses"):
+        for cs in status.get(key) or ():
+            if cs.get("allocatedResources") is not None or cs.get("resources") is not None:
+                return True
+    return False
+
+
+def _resize_infeasible(status: Mapping[str, Any]) -> bool:
+    """``IsPodResizeInfeasible``: the PodResizePending condition says Infeasible."""
+    for condition in status.get("conditions") or ():
+        if condition.get("type") == "PodResizePending":
+            return bool(condition.get("reason") == "Infeasible")
+    return False
+
+
+def _container_statuses(status: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """Container statuses by name; an app container's wins over an init one's, as upstream
+    looks app containers up first."""
+    out: dict[str, Mapping[str, Any]] = {}
+    for key in ("initContainerStatuses", "containerStatuses"):
+        for cs in status.get(key) or ():
+            out[str(cs.get("name") or "")] = cs
+    return out
+
+
+def _spec_view(
+    containers: Sequence[Mapping[str, Any]], init_containers: Sequence[Mapping[str, Any]]
+) -> View:
+    return _aggregate(containers, init_containers, _spec_read)
+
+
+def _spec_read(c: Mapping[str, Any], path: str) -> View:
+    """A container as its spec asks (``containerSpecRequests``), and the names it lists."""
+    resources = c.get("resources") or {}
+    listed = {*(resources.get("limits") or {}), *(resources.get("requests") or {})}
+    return (*_container_requests(c, path), {n for n in (CPU, MEMORY) if n in listed})
+
+
+def _status_view(
+    containers: Sequence[Mapping[str, Any]],
+    init_containers: Sequence[Mapping[str, Any]],
+    statuses: Mapping[str, Mapping[str, Any]],
+    infeasible: bool,
+    actuated: bool,
+) -> View:
+    """The containers as the kubelet allocated them (``containerAllocatedRequests``) or
+    actuated them (``containerActuatedRequests``); a container it reported nothing of
+    counts its spec, or nothing while the resize is infeasible."""
+
+    def read(c: Mapping[str, Any], path: str) -> View:
+        cs = statuses.get(str(c.get("name") or "")) or {}
+        raw = None
+        if actuated and (cs.get("resources") or {}).get("requests") is not None:
+            raw, where = cs["resources"]["requests"], "resources.requests"
+        elif cs.get("allocatedResources") is not None:
+            raw, where = cs["allocatedResources"], "allocatedResources"
+        if raw is None:
+            return _listed({}, path) if infeasible else _spec_read(c, path)
+        return _listed(raw, f"status of {path}.{where}")
+
+    return _aggregate(containers, init_containers, read)
+
+
+def _listed(raw: Mapping[str, Any], path: str, defaults: bool = True) -> View:
+    """A resource list as it stands (no limits to default from), and its scoring view:
+    with ``defaults``, unset CPU and memory count as 100m / 200Mi there."""
+    try:
+        requests = Resource.from_list(raw)
+    except QuantityError as exc:
+        raise QuantityError(f"{path}: {exc}") from None
+    non_zero = Resource(
+        requests.milli_cpu if CPU in raw or not defaults else DEFAULT_MILLI_CPU_REQUEST,
+        requests.memory if MEMORY in raw or not defaults else DEFAULT_MEMORY_REQUEST,
+    )
+    return requests, non_zero, {n for n in (CPU, MEMORY) if n in raw}
+
+
+def _aggregate(
+    containers: Sequence[Mapping[str, Any]],
+    init_containers: Sequence[Mapping[str, Any]],
+    read: Callable[[Mapping[str, Any], str], View],
+) -> View:
+    """``aggregateContainerResourcesByFn``: app containers and sidecars add up; each other
+    init container runs with the sidecars started before it; the pod needs the max."""
+    reqs, nz, present = Resource(), Resource(), set()
+    for i, c in enumerate(containers):
+        r, n, names = read(c, f"spec.containers[{i}]")
+        reqs.add(r)
+        nz.add(n)
+        present |= names
+    init_max, init_nz_max = Resource(), Resource()
+    sidecars, sidecars_nz = Resource(), Resource()
+    for i, c in enumerate(init_containers):
+        r, n, names = read(c, f"spec.initContainers[{i}]")
+        present |= names
+        if c.get("restartPolicy") == "Always":
+            reqs.add(r)
+            nz.add(n)
+            sidecars.add(r)
+            sidecars_nz.add(n)
+            r, n = sidecars.clone(), sidecars_nz.clone()
+        else:
+            r.add(sidecars)
+            n.add(sidecars_nz)
+        init_max.set_max(r)
+        init_nz_max.set_max(n)
+    reqs.set_max(init_max)
+    nz.set_max(init_nz_max)
+    return reqs, nz, present
