@@ -287,7 +287,7 @@ def test_failed_scheduling_reads_as_kube_schedulers(
     # The message the plugins' v1.28 statuses make for the first case, spelled out.
     big, _ = _failure(kube, "multisched-big") or ("", "")
     assert big == (
-        "0/4 nodes are available: 1 node(s) had untolerated taint {dedicated: parity}, "
+        "0/4 nodes are available: 1 node(s) had untolerated taint(s), "
         "1 node(s) were unschedulable, 2 Insufficient cpu. preemption: 0/4 nodes are "
         "available: 2 No preemption victims found for incoming pod, "
         "2 Preemption is not helpful for scheduling.."

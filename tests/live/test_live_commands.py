@@ -18,7 +18,7 @@ from multisched.validation.yamlsafe import json_documents
 SCHED = "my-scheduler"
 
 #: TaintToleration's reason for the control-plane node below, as v1.28 words it.
-CONTROL_PLANE_TAINT = "node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }"
+CONTROL_PLANE_TAINT = "node(s) had untolerated taint(s)"
 
 
 def node(name: str, cpu: str, labels: dict[str, str] | None = None, **spec: Any) -> dict[str, Any]:

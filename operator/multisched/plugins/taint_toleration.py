@@ -1,7 +1,8 @@
 """TaintToleration: NoSchedule/NoExecute taints filter, PreferNoSchedule taints score.
 
-Follows upstream ``tainttoleration/taint_toleration.go``. The Filter reason names the node's
-first untolerated taint, ``{key: value}``, as v1.28 does (later releases name none). Score
+Follows upstream ``tainttoleration/taint_toleration.go`` (v1.37). The Filter reason names
+no taint, as since v1.35: ``node(s) had untolerated taint(s)`` (keys and values can be private
+to the node's owner; the -v=4 log names it upstream). Score
 counts the node's PreferNoSchedule taints the pod does not tolerate; NormalizeScore reverses
 it so the node with the fewest wins. Toleration comparison operators (Gt/Lt, an alpha feature
 gate upstream) are off, as in upstream's default.
@@ -22,6 +23,7 @@ from ._untolerated_taint import untolerated_taint
 
 NAME = "TaintToleration"
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
+ERR_REASON_UNTOLERATED = "node(s) had untolerated taint(s)"
 
 _PREFER_NO_SCHEDULE = "PreferNoSchedule"
 _TAINTS = attrgetter("taints")
@@ -38,10 +40,9 @@ class TaintToleration:
         return (ClusterEvent(NODE, ADD | UPDATE_NODE_TAINT),)
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
-        taint = untolerated_taint(node, pod.tolerations) if node.taints else None
-        if taint is None:
+        if not node.taints or untolerated_taint(node, pod.tolerations) is None:
             return None
-        return Status.unresolvable(f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}")
+        return Status.unresolvable(ERR_REASON_UNTOLERATED)
 
     def filter_nodes(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
