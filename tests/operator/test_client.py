@@ -145,6 +145,30 @@ async def test_failed_posts_an_event_and_the_pod_condition(
     }
 
 
+async def test_the_condition_names_the_generation_it_observed(
+    kmock: KubernetesEmulator, client: KubeClient
+) -> None:
+    raw = pod_dict("web")
+    raw["metadata"]["generation"] = 3
+    kmock.objects["v1/pods", "default", "web"] = raw
+    await client.failed("sched", PodInfo.parse(raw), "Unschedulable", "no")
+    await client.recorder.flush()
+    (patch,) = [w for w in writes(kmock) if w.method == "PATCH"]
+    (cond,) = patch.data["status"]["conditions"]
+    assert cond["observedGeneration"] == 3
+    # A new generation with the same answer writes nothing (upstream compares status,
+    # reason, message and times only).
+    before = len(writes(kmock))
+    raw = {
+        **raw,
+        "metadata": {**raw["metadata"], "generation": 4},
+        "status": {"conditions": [cond]},
+    }
+    await client.failed("sched", PodInfo.parse(raw), "Unschedulable", "no")
+    await client.recorder.flush()
+    assert [w.subresource for w in writes(kmock)[before:]] == [None]  # the event only
+
+
 async def test_an_unchanged_condition_is_not_patched_again(
     kmock: KubernetesEmulator, client: KubeClient
 ) -> None:

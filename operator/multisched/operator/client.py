@@ -394,7 +394,8 @@ class KubeClient:
         if pending.nominated is not None:
             patch["nominatedNodeName"] = pending.nominated or None
         if pending.condition is not None:
-            condition = _pod_scheduled_false(status, *pending.condition)
+            generation = int((pod.raw.get("metadata") or {}).get("generation") or 0)
+            condition = _pod_scheduled_false(status, *pending.condition, generation)
             if condition is not None:
                 patch["conditions"] = [condition]
         if not patch:
@@ -543,9 +544,12 @@ class _PendingStatus:
 
 
 def _pod_scheduled_false(
-    status: Mapping[str, Any], reason: str, message: str
+    status: Mapping[str, Any], reason: str, message: str, generation: int = 0
 ) -> dict[str, Any] | None:
-    """The PodScheduled=False condition to write, or None when the pod already has it."""
+    """The PodScheduled=False condition to write, or None when the pod already has it.
+
+    ``observedGeneration`` is the pod's generation (PodObservedGenerationTracking, GA in
+    v1.35); as upstream's ``UpdatePodCondition``, a change of it alone writes nothing."""
     current = next(
         (c for c in status.get("conditions") or () if c.get("type") == "PodScheduled"),
         None,
@@ -568,4 +572,5 @@ def _pod_scheduled_false(
         "message": message,
         "lastProbeTime": None,
         "lastTransitionTime": since or now_time(),
+        **({"observedGeneration": generation} if generation else {}),
     }
