@@ -49,7 +49,7 @@ def test_zones_example_messages(capsys: pytest.CaptureFixture[str]) -> None:
         f"0/5 nodes are available: 1 {CONTROL_PLANE_TAINT}, "
         "1 node(s) were unschedulable, 3 Insufficient cpu. preemption: 0/5 nodes are "
         "available: 2 Preemption is not helpful for scheduling, 3 No preemption victims found "
-        "for incoming pod.."
+        "for incoming pod."
     )
     assert pods["default/other-scheduler"]["status"] == "Pending"
 

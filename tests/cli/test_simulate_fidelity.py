@@ -78,7 +78,7 @@ def test_class_preemption_policy_never_is_admitted_into_the_pod(
     assert high["status"] == "Unschedulable"
     assert high["message"] == (
         "0/1 nodes are available: 1 Insufficient cpu. "
-        "preemption: not eligible due to preemptionPolicy=Never.."
+        "preemption: not eligible due to preemptionPolicy=Never."
     )
 
 

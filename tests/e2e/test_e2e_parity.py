@@ -183,7 +183,7 @@ def _condition(kube: Kube, name: str) -> str | None:
 _NOWHERE = 'nodeinfo not found for node name "nowhere"'
 _FILTERED_OUT = (
     "0/4 nodes are available: 4 node is filtered out by the prefilter result. preemption: 0/4 "
-    "nodes are available: 4 Preemption is not helpful for scheduling.."
+    "nodes are available: 4 Preemption is not helpful for scheduling."
 )
 #: Where we part from v1.28 on purpose, with both answers. A PreFilter result naming a node
 #: that does not exist fails v1.28's cycle with an error, for good (kubernetes#123465); we
@@ -290,5 +290,5 @@ def test_failed_scheduling_reads_as_kube_schedulers(
         "0/4 nodes are available: 1 node(s) had untolerated taint(s), "
         "1 node(s) were unschedulable, 2 Insufficient cpu. preemption: 0/4 nodes are "
         "available: 2 No preemption victims found for incoming pod, "
-        "2 Preemption is not helpful for scheduling.."
+        "2 Preemption is not helpful for scheduling."
     )

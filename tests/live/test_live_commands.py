@@ -137,7 +137,7 @@ async def test_explain_pending_pod_node_by_node(live: LiveCluster) -> None:
     assert rec["message"] == (
         f"0/3 nodes are available: 1 {CONTROL_PLANE_TAINT}, 2 Insufficient cpu. "
         "preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, "
-        "2 No preemption victims found for incoming pod.."
+        "2 No preemption victims found for incoming pod."
     )  # worker-1's 2 cpu can never hold 2.5 and worker-2's hog outranks "big": v1.28 tries
     # both, and ends the message with its period after preemption's
     assert rec["explain"]["filter"] == {

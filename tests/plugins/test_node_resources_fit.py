@@ -30,6 +30,7 @@ DRA_LIKE = "extended.resource.dra.io/something"
 EXTENDED_RES = "abc.com/xyz"
 
 UNSCHED = Code.UNSCHEDULABLE
+UNRESOLVABLE = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 
 
 def insufficient(name: str) -> str:
@@ -108,7 +109,53 @@ def run_filter(
 
 # -- Filter -----------------------------------------------------------------------------------
 
+
+def pod_level(usage: dict[str, str], requests: dict[str, str]) -> PodInfo:
+    """upstream's ``newPodLevelResourcesPod``: one container and pod-level requests."""
+    return make_pod("p", containers=containers(usage), resources={"requests": requests})
+
+
 ENOUGH_REQUESTS = [
+    (
+        "pod-level cpu resource not fit",
+        pod_level(res(1, 1), {"cpu": "7m", "memory": "2"}),
+        res(5, 5),
+        {},
+        UNSCHED,
+        (insufficient("cpu"),),
+    ),
+    (
+        "pod-level memory resource not fit",
+        pod_level(res(1, 1), {"cpu": "3m", "memory": "2"}),
+        res(5, 19),
+        {},
+        UNSCHED,
+        (insufficient("memory"),),
+    ),
+    (
+        "pod-level hugepages resource fit",
+        pod_level({}, {"cpu": "3m", "memory": "2", HUGE_PAGE_A: "5"}),
+        {},
+        {},
+        None,
+        (),
+    ),
+    (
+        "both pod-level and container-level hugepages resource fit",
+        pod_level(res(1, 1, huge_page_a=3), {"cpu": "3m", "memory": "2", HUGE_PAGE_A: "5"}),
+        {},
+        {},
+        None,
+        (),
+    ),
+    (
+        "pod-level hugepages resource not fit",
+        pod_level({}, {"cpu": "3m", "memory": "2", HUGE_PAGE_A: "10"}),
+        {},
+        {},
+        UNRESOLVABLE,
+        (insufficient(HUGE_PAGE_A),),
+    ),
     ("no resources requested always fits", make_pod("p", containers=[]), res(10, 20), {}, None, ()),
     (
         "too many resources fails",
@@ -207,7 +254,7 @@ ENOUGH_REQUESTS = [
         resource_pod(res(1, 1, ext_a=10)),
         res(0, 0, ext_a=0),
         {},
-        UNSCHED,
+        UNRESOLVABLE,
         (insufficient(EXT_A),),
     ),
     (
@@ -215,7 +262,7 @@ ENOUGH_REQUESTS = [
         resource_pod(res(), init=(res(1, 1, ext_a=10),)),
         res(0, 0, ext_a=0),
         {},
-        UNSCHED,
+        UNRESOLVABLE,
         (insufficient(EXT_A),),
     ),
     (
@@ -239,7 +286,7 @@ ENOUGH_REQUESTS = [
         resource_pod(res(1, 1, ext_a=3), res(1, 1, ext_a=3)),
         res(0, 0, ext_a=2),
         {},
-        UNSCHED,
+        UNRESOLVABLE,
         (insufficient(EXT_A),),
     ),
     (
@@ -255,7 +302,7 @@ ENOUGH_REQUESTS = [
         resource_pod(res(), init=(res(1, 1, ext_a=6), res(1, 1, ext_a=3))),
         res(0, 0, ext_a=2),
         {},
-        UNSCHED,
+        UNRESOLVABLE,
         (insufficient(EXT_A),),
     ),
     (
@@ -263,7 +310,7 @@ ENOUGH_REQUESTS = [
         resource_pod(res(1, 1, ext_b=1)),
         res(),
         {},
-        UNSCHED,
+        UNRESOLVABLE,
         (insufficient(EXT_B),),
     ),
     (
@@ -271,7 +318,7 @@ ENOUGH_REQUESTS = [
         resource_pod(res(), init=(res(1, 1, ext_b=1),)),
         res(),
         {},
-        UNSCHED,
+        UNRESOLVABLE,
         (insufficient(EXT_B),),
     ),
     (
@@ -279,7 +326,7 @@ ENOUGH_REQUESTS = [
         resource_pod(res(1, 1, k8s_io_a=10)),
         res(),
         {},
-        UNSCHED,
+        UNRESOLVABLE,
         (insufficient(K8S_IO_A),),
     ),
     (
@@ -287,7 +334,7 @@ ENOUGH_REQUESTS = [
         resource_pod(res(), init=(res(1, 1, k8s_io_b=10),)),
         res(),
         {},
-        UNSCHED,
+        UNRESOLVABLE,
         (insufficient(K8S_IO_B),),
     ),
     (
@@ -295,7 +342,7 @@ ENOUGH_REQUESTS = [
         resource_pod(res(1, 1, huge_page_a=10)),
         res(0, 0, huge_page_a=0),
         {},
-        UNSCHED,
+        UNRESOLVABLE,
         (insufficient(HUGE_PAGE_A),),
     ),
     (
@@ -303,7 +350,7 @@ ENOUGH_REQUESTS = [
         resource_pod(res(), init=(res(1, 1, huge_page_a=10),)),
         res(0, 0, huge_page_a=0),
         {},
-        UNSCHED,
+        UNRESOLVABLE,
         (insufficient(HUGE_PAGE_A),),
     ),
     (
@@ -311,7 +358,7 @@ ENOUGH_REQUESTS = [
         resource_pod(res(1, 1, huge_page_a=3), res(1, 1, huge_page_a=3)),
         res(0, 0, huge_page_a=2),
         {},
-        UNSCHED,
+        UNRESOLVABLE,
         (insufficient(HUGE_PAGE_A),),
     ),
     (
@@ -343,7 +390,7 @@ ENOUGH_REQUESTS = [
         resource_pod(res(1, 1, ext_b=1, k8s_io_a=1)),
         res(),
         {"ignoredResourceGroups": ["example.com"]},
-        UNSCHED,
+        UNRESOLVABLE,
         (insufficient(K8S_IO_A),),
     ),
     (
@@ -367,7 +414,7 @@ ENOUGH_REQUESTS = [
         resource_pod(res(1, 1, dra_like=1)),
         res(),
         {},
-        UNSCHED,
+        UNRESOLVABLE,
         (insufficient(DRA_LIKE),),
     ),
 ]
@@ -431,7 +478,7 @@ def test_too_many_pods_is_listed_with_insufficient_resources() -> None:
     ("pod", "existing", "code"),
     [
         (resource_pod(res(1, 1)), res(2, 10), None),
-        (resource_pod(res(storage=25)), res(2, 2), UNSCHED),
+        (resource_pod(res(storage=25)), res(2, 2), UNRESOLVABLE),
         (resource_pod(res(storage=5)), res(2, 2, storage=10), None),
         (resource_pod(res(storage=10)), res(2, 2), None),
     ],
@@ -471,7 +518,7 @@ def _sidecar_pod(request: dict[str, str] | None, sidecar: dict[str, str] | None)
         (make_pod("p"), None),
         (_sidecar_pod(None, None), None),
         (_sidecar_pod({"cpu": "1m"}, {"cpu": "1m"}), None),
-        (_sidecar_pod({"cpu": "1m"}, {"cpu": "2m"}), UNSCHED),
+        (_sidecar_pod({"cpu": "1m"}, {"cpu": "2m"}), UNRESOLVABLE),
     ],
     ids=[
         "allow pod without restartable init containers",

@@ -78,8 +78,9 @@ async def test_pod_requesting_1e18_cpu_gets_failed_scheduling() -> None:
             "FailedScheduling",
             "default/huge",
             REASON_UNSCHEDULABLE,
+            # A request beyond every node's allocatable is unresolvable there (v1.34+).
             "0/2 nodes are available: 2 Insufficient cpu, 2 Insufficient memory. "
-            "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod..",
+            "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
         )
     ]
     assert [key for key, _ in client.bound] == ["default/small"]

@@ -354,10 +354,9 @@ class PodInfo:
             present |= view_present
         if pod_level is not None:
             effective = _effective_pod_level(pod_level, status)
-            for name in _POD_LEVEL:
-                if name in effective:
-                    value = effective[name]
-                    reqs.set(name, value)
+            for name, value in effective.items():
+                reqs.set(name, value)
+                if name in _POD_LEVEL:
                     # NodeInfo's non-zero rule (getNonMissingContainerRequests): with
                     # pod-level requests, the 100m / 200Mi defaults fill in only what
                     # neither the pod nor any container requests.
@@ -455,9 +454,15 @@ def _container_requests(container: Mapping[str, Any], path: str) -> tuple[Resour
     return requests, non_zero
 
 
-#: Resources that pod-level ``spec.resources`` may set and the scheduler counts
-#: (upstream ``supportedPodLevelResources``; hugepages-* are left to the kubelet here).
+#: Resources that pod-level ``spec.resources`` may set besides hugepages-* (upstream
+#: ``IsSupportedPodLevelResource``); only these two are overcommittable, so only they default
+#: from the containers' requests.
 _POD_LEVEL = (CPU, MEMORY)
+
+
+def _is_pod_level(name: str) -> bool:
+    return name in _POD_LEVEL or name.startswith("hugepages-")
+
 
 #: One way of reading the containers: (requests, requests for scoring, names present).
 View = tuple[Resource, Resource, set[str]]
@@ -504,11 +509,12 @@ def _pod_level_values(raw: Mapping[str, Any] | None, path: str) -> dict[str, int
     """The pod-level resources of a resource list, by name (only those it lists)."""
     if not raw:
         return {}
+    listed = {k: v for k, v in raw.items() if _is_pod_level(k)}
     try:
-        parsed = Resource.from_list({k: v for k, v in raw.items() if k in _POD_LEVEL})
+        parsed = Resource.from_list(listed)
     except QuantityError as exc:
         raise QuantityError(f"{path}.{exc}") from None
-    return {name: parsed.get(name) for name in _POD_LEVEL if name in raw}
+    return {name: parsed.get(name) for name in listed}
 
 
 def _reports_resources(status: Mapping[str, Any]) -> bool:

@@ -89,6 +89,7 @@ class FitError(Exception):
             if histogram:
                 msg += f" {', '.join(histogram)}."
         if d.post_filter_msg:
-            # v1.28 adds its period after the PostFilter message's own: preemption's ends "..".
-            msg += f" {d.post_filter_msg}."
+            # As it stands: since v1.29 no period is added after the PostFilter message's own
+            # (v1.28's preemption messages ended "..").
+            msg += f" {d.post_filter_msg}"
         return msg

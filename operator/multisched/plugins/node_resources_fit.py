@@ -176,7 +176,8 @@ def _shape_errors(shape: Sequence[UtilizationShapePoint], path: str) -> list[str
 
 
 #: Why a node cannot hold the pod: the reasons, in upstream's order.
-Verdict = tuple[str, ...]
+#: (whether a request exceeds the node's whole allocatable, the reasons).
+Verdict = tuple[bool, tuple[str, ...]]
 #: Distinct verdicts kept (combinations of a few reasons: far fewer in practice).
 MAX_SHARED_STATUSES = 256
 
@@ -383,30 +384,37 @@ def _insufficient(s: PreFilterState, node: NodeInfo) -> Verdict | None:
         return None
     too_many_pods = len(node.pods) + 1 > alloc.allowed_pod_number
     if not s.checks:
-        return (REASON_TOO_MANY_PODS,) if too_many_pods else None
+        return (False, (REASON_TOO_MANY_PODS,)) if too_many_pods else None
     reasons = [REASON_TOO_MANY_PODS] if too_many_pods else []
+    # A request beyond the node's whole allocatable: no preemption can help (v1.34+,
+    # kubernetes#131345), so the node answers UnschedulableAndUnresolvable.
+    unresolvable = False
     cpu = s.milli_cpu
     if cpu > 0 and cpu > alloc.milli_cpu - used.milli_cpu:
         reasons.append("Insufficient cpu")
+        unresolvable |= cpu > alloc.milli_cpu
     memory = s.memory
     if memory > 0 and memory > alloc.memory - used.memory:
         reasons.append("Insufficient memory")
+        unresolvable |= memory > alloc.memory
     storage = s.ephemeral_storage
     if storage > 0 and storage > alloc.ephemeral_storage - used.ephemeral_storage:
         reasons.append("Insufficient ephemeral-storage")
+        unresolvable |= storage > alloc.ephemeral_storage
     if s.scalars:
         alloc_scalar = alloc.scalar
         used_scalar = used.scalar
         for name, qty, reason in s.scalars:
             if qty > alloc_scalar.get(name, 0) - used_scalar.get(name, 0):
                 reasons.append(reason)
-    return tuple(reasons) if reasons else None
+                unresolvable |= qty > alloc_scalar.get(name, 0)
+    return (unresolvable, tuple(reasons)) if reasons else None
 
 
 def _status(verdict: Verdict) -> Status:
-    # Unschedulable even when a request exceeds the whole node, as in v1.28: preemption's
-    # dry run finds no victims there (v1.34 answers UnschedulableAndUnresolvable, #131345).
-    return Status(Code.UNSCHEDULABLE, *verdict)
+    unresolvable, reasons = verdict
+    code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE
+    return Status(code, *reasons)
 
 
 def _clear(request: tuple[int, int, int], nodes: Sequence[NodeInfo]) -> list[bool]:
