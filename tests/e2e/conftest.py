@@ -3,6 +3,7 @@ runs it (``multisched run``), driven with kubectl."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -10,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -42,6 +44,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.e2e)
 
 
+def _skip_space(text: str, at: int) -> int:
+    while at < len(text) and text[at].isspace():
+        at += 1
+    return at
+
+
 class Kube:
     """kubectl against the e2e cluster."""
 
@@ -72,6 +80,28 @@ class Kube:
 
     def get(self, *args: str) -> Any:
         return json.loads(self.run("get", *args, "-o", "json").stdout)
+
+    @contextlib.contextmanager
+    def watching(self, *args: str) -> Iterator[list[dict[str, Any]]]:
+        """Every version of what ``kubectl get ARGS -w`` shows while the block runs (a
+        field an API server clears later, as nominatedNodeName at binding, is still seen)."""
+        seen: list[dict[str, Any]] = []
+        with tempfile.TemporaryFile("w+") as out:
+            proc = subprocess.Popen(
+                ["kubectl", "get", *args, "-w", "-o", "json"], stdout=out, text=True, env=self.env
+            )
+            try:
+                time.sleep(1)  # the watch is open before the block creates what it watches
+                yield seen
+                time.sleep(1)  # the last versions come through
+            finally:
+                proc.terminate()
+                proc.wait(10)
+                out.seek(0)
+                text, decoder, at = out.read(), json.JSONDecoder(), 0
+                while (at := _skip_space(text, at)) < len(text):
+                    obj, at = decoder.raw_decode(text, at)
+                    seen.append(obj)
 
     def wait_for(self, what: str, check: Callable[[], Any], timeout: float = 30) -> Any:
         deadline = time.monotonic() + timeout

@@ -41,15 +41,19 @@ def test_a_higher_priority_pod_preempts_and_binds_to_the_victims_node(
     kube.apply(asking(pod("victim", name), "2", "e2e-low"))
     kube.wait_for("the victim to be bound", lambda: kube.node_of("victim"), 45)
     victim_uid = kube.get("pod", "victim")["metadata"]["uid"]
-    kube.apply(asking(pod("preemptor", name), "1", "e2e-high"))
-    node = kube.wait_for("the preemptor to be bound", lambda: kube.node_of("preemptor"), 45)
+    with kube.watching("pods", "--field-selector=metadata.name=preemptor") as versions:
+        kube.apply(asking(pod("preemptor", name), "1", "e2e-high"))
+        node = kube.wait_for("the preemptor to be bound", lambda: kube.node_of("preemptor"), 45)
     assert node == "preempt-1", op.output()
     # The victim is gone (this name is not taken again), its preemption recorded as
-    # upstream words it; the preemptor was nominated to the node in its status.
+    # upstream words it; the preemptor was nominated to the node in its status before it
+    # was bound (since v1.35 the API server clears the nomination at binding).
     pods = kube.get("pods", "-n", "default")["items"]
     assert victim_uid not in {p["metadata"]["uid"] for p in pods}
+    nominated = [v["status"].get("nominatedNodeName") for v in versions]
+    assert "preempt-1" in nominated, nominated
     preemptor = kube.get("pod", "preemptor")
-    assert preemptor["status"].get("nominatedNodeName") == "preempt-1"
+    assert not preemptor["status"].get("nominatedNodeName")  # cleared by the binding
     preempted = [e for e in kube.events_for("Pod", "victim") if e["reason"] == "Preempted"]
     assert [e["message"] for e in preempted] == [
         f"Preempted by pod {preemptor['metadata']['uid']} on node preempt-1"
