@@ -33,7 +33,8 @@ TOKEN = "e2e-admin-token"
 #: Users besides ``admin``: one per operator replica, all cluster admins.
 REPLICA_USERS = ("replica-a", "replica-b", "replica-c")
 
-#: Bindings and Lease writes, at Metadata level (who, what, when, answer); nothing else.
+#: Bindings, Lease writes and the secure port's reviews, at Metadata level (who, what, when,
+#: answer); nothing else.
 AUDIT_POLICY = """\
 apiVersion: audit.k8s.io/v1
 kind: Policy
@@ -48,6 +49,12 @@ rules:
   resources:
   - group: coordination.k8s.io
     resources: ["leases"]
+- level: Metadata
+  resources:
+  - group: authentication.k8s.io
+    resources: ["tokenreviews"]
+  - group: authorization.k8s.io
+    resources: ["subjectaccessreviews"]
 - level: None
 """
 
