@@ -136,10 +136,10 @@ async def test_explain_pending_pod_node_by_node(live: LiveCluster) -> None:
     assert rec["status"] == "Unschedulable"
     assert rec["message"] == (
         f"0/3 nodes are available: 1 {CONTROL_PLANE_TAINT}, 2 Insufficient cpu. "
-        "preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, "
-        "2 No preemption victims found for incoming pod."
-    )  # worker-1's 2 cpu can never hold 2.5 and worker-2's hog outranks "big": v1.28 tries
-    # both, and ends the message with its period after preemption's
+        "preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, "
+        "2 Preemption is not helpful for scheduling."
+    )  # worker-1's 2 cpu can never hold 2.5: unresolvable there since v1.34, as on the
+    # tainted node; worker-2's hog outranks "big"
     assert rec["explain"]["filter"] == {
         "cp": f"{CONTROL_PLANE_TAINT} (TaintToleration)",
         "worker-1": "Insufficient cpu (NodeResourcesFit)",
