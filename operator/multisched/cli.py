@@ -265,17 +265,36 @@ def _add_queue_command(sub: Any) -> None:
         "--endpoint", help="the scheduler's secure address, e.g. https://127.0.0.1:10259"
     )
     q.add_argument(
-        "--scheduler-namespace", help="where to look for the scheduler's pods (default: all)"
+        "--scheduler-namespace",
+        help="the one namespace to find the scheduler's pods in (default: the context's, else "
+        "default); never all, as anyone could label a pod there",
     )
     q.add_argument(
         "--selector", default=_QUEUE_SELECTOR, help=f"its pods' labels (default {_QUEUE_SELECTOR})"
     )
-    q.add_argument("--token", help="bearer token to present (default: the kubeconfig's)")
+    q.add_argument(
+        "--token",
+        help="bearer token to present; it shows in ps, so prefer --token-file or "
+        "$MULTISCHED_TOKEN (first of --token, --token-file, $MULTISCHED_TOKEN, the kubeconfig's)",
+    )
+    q.add_argument("--token-file", metavar="FILE", help="read the bearer token from FILE")
     q.add_argument(
         "--certificate-authority",
         metavar="FILE",
-        help="verify the scheduler's certificate with this CA (default: not verified, as the "
-        "default certificate is self-signed)",
+        help="verify the scheduler's certificate with this CA (default: the kubeconfig "
+        "cluster's CA, else the system's)",
+    )
+    q.add_argument(
+        "--tls-server-name",
+        metavar="NAME",
+        help="check the certificate against NAME instead of the endpoint's host, e.g. "
+        "multisched.multisched.svc",
+    )
+    q.add_argument(
+        "--insecure-skip-tls-verify",
+        action="store_true",
+        help="do not verify the scheduler's certificate: whoever answers at the address could "
+        "be anyone, so no token is sent; answered only where anonymous may get /debug/queue",
     )
     q.add_argument("--timeout", type=float, default=10.0, help="seconds per request")
     q.add_argument("-o", "--output", choices=("table", "json"), default="table")

@@ -4,20 +4,28 @@ pod gated, then unschedulable with the plugin that rejected it, then gone once b
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import signal
+import socket
 import ssl
 import subprocess
 import sys
+import threading
 import urllib.error
 import urllib.request
 import uuid
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+import pytest
 from test_e2e_operator import pod, profile
 
 from conftest import Kube, Operator
+from multisched.live.reading import context_namespace
+from multisched.operator.secure import self_signed
 
 METRICS_PATHS = ["/metrics"]
 DEBUG_PATHS = ["/configz", "/debug/queue", "/debug/cache"]
@@ -118,26 +126,90 @@ def queue_cli(kube: Kube, *args: str) -> subprocess.CompletedProcess[str]:
         [sys.executable, "-m", "multisched", "queue", *args],
         capture_output=True,
         text=True,
-        env={**kube.env, "PYTHONPATH": os.pathsep.join(sys.path)},
+        # The token is the one each test names, not one from the caller's environment.
+        env={
+            **{k: v for k, v in kube.env.items() if k != "MULTISCHED_TOKEN"},
+            "PYTHONPATH": os.pathsep.join(sys.path),
+        },
         timeout=60,
         check=False,
     )
 
 
-def stand_in_pod(kube: Kube, name: str, selector: str, port: int) -> None:
+def stand_in_pod(
+    kube: Kube, name: str, selector: str, port: int, namespace: str = "default"
+) -> None:
     """A Pod object where the chart's operator pod would be: labelled as the chart labels
     it, its ``https`` port the operator's, its IP loopback (no kubelet here sets one)."""
     key, value = selector.split("=")
     body = pod(name, "e2e-nobody-schedules-this")
+    body["metadata"]["namespace"] = namespace
     body["metadata"]["labels"] = {key: value}
     body["spec"]["containers"][0]["ports"] = [{"name": "https", "containerPort": port}]
     kube.apply(body)
     status = {"status": {"podIP": "127.0.0.1", "podIPs": [{"ip": "127.0.0.1"}]}}
-    kube.run("patch", "pod", name, "--subresource=status", "--type=merge", "-p", json.dumps(status))
+    kube.run(
+        "patch", "pod", name, "-n", namespace, "--subresource=status", "--type=merge",
+        "-p", json.dumps(status),
+    )  # fmt: skip
+
+
+class Listener(http.server.ThreadingHTTPServer):
+    """An HTTPS listener on loopback with a self-signed certificate of its own, answering as
+    a leading scheduler would: counts the connections it accepts, and records each request's
+    Authorization header (None: anonymous)."""
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Recorded)
+        self.connections = 0
+        self.authorizations: list[str | None] = []
+        self.context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        self.pem = self_signed()
+        self.port = int(self.server_address[1])
+
+    def load(self, directory: Path) -> None:
+        cert, key = directory / "decoy.pem", directory / "decoy.key"
+        cert.write_bytes(self.pem[0])
+        key.write_bytes(self.pem[1])
+        self.context.load_cert_chain(cert, key)
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        conn, address = self.socket.accept()
+        self.connections += 1
+        return self.context.wrap_socket(conn, server_side=True), address
+
+
+class _Recorded(http.server.BaseHTTPRequestHandler):
+    server: Listener
+
+    def do_GET(self) -> None:
+        self.server.authorizations.append(self.headers.get("Authorization"))
+        body = json.dumps({"leading": True, "profiles": {}, "pods": []}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: the test reads what was recorded."""
+
+
+@pytest.fixture
+def decoy(tmp_path: Path) -> Iterator[Listener]:
+    listener = Listener()
+    listener.load(tmp_path)
+    thread = threading.Thread(target=listener.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield listener
+    finally:
+        listener.shutdown()
+        listener.server_close()
 
 
 def test_queue_shows_a_pod_gated_then_unschedulable_then_gone(
-    kube: Kube, start_operator: Any
+    kube: Kube, start_operator: Any, decoy: Listener, tmp_path: Path
 ) -> None:
     suffix = uuid.uuid4().hex[:6]
     sched, name = f"e2e-queue-{suffix}", f"queued-{suffix}"
@@ -145,17 +217,34 @@ def test_queue_shows_a_pod_gated_then_unschedulable_then_gone(
     op = start_operator()
     url = up(kube, op)
     token = reader(kube, f"e2e-debug-{suffix}", DEBUG_PATHS)
-    stand_in_pod(kube, f"multisched-{suffix}", selector, op.secure_port)
+    token_file = tmp_path / "token"
+    token_file.write_text(token + "\n")
+    # The operator's self-signed certificate (it names 127.0.0.1 and is CA:TRUE) is the CA
+    # the command verifies it with.
+    ca = tmp_path / "secure-port.pem"
+    ca.write_text(ssl.get_server_certificate(("127.0.0.1", op.secure_port)))
+    # Found in the context's namespace (kubectl's default: "default") ...
+    home = context_namespace(str(kube.kubeconfig)) or "default"
+    stand_in_pod(kube, f"multisched-{suffix}", selector, op.secure_port, home)
+    # ... and only there: the same label on a pod elsewhere is anyone's, and never asked
+    # (listed before "default", a search of every namespace would ask it first).
+    elsewhere = f"decoy-{suffix}"
+    kube.run("create", "namespace", elsewhere)
+    # No controller manager here makes the account the ServiceAccount admission wants.
+    kube.run("create", "serviceaccount", "default", "-n", elsewhere, check=False)
+    stand_in_pod(kube, f"multisched-{suffix}", selector, decoy.port, elsewhere)
     kube.add_node(f"small-{suffix}", cpu="1")
     kube.apply(profile(f"queue-{suffix}", {"profiles": [{"schedulerName": sched}]}))
     gated = pod(name, sched, schedulingGates=[{"name": "example.com/wait"}])
     gated["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "2"}}
     kube.apply(gated)
-    # As a user runs it: found by label, the leader asked, the user's token presented.
-    where = ("--scheduler-namespace=default", f"--selector={selector}", f"--token={token}")
+    # As a user runs it: found by label, the leader asked, its certificate verified, the
+    # user's token (from a file, out of ps) presented.
+    where = (f"--selector={selector}", f"--certificate-authority={ca}")
+    as_reader = (*where, f"--token-file={token_file}")
 
     def shows(*expected: str) -> str | None:
-        out = queue_cli(kube, name, "-n", "default", *where)
+        out = queue_cli(kube, name, "-n", "default", *as_reader)
         assert out.returncode == 0, out.stderr
         return out.stdout if all(e in out.stdout for e in expected) else None
 
@@ -173,7 +262,7 @@ def test_queue_shows_a_pod_gated_then_unschedulable_then_gone(
     assert "Insufficient cpu" in text
     assert "attempts:       1" in text or "attempts:       2" in text
     assert "waiting for:" in text or "backoff left:" in text
-    listing = queue_cli(kube, *where).stdout
+    listing = queue_cli(kube, *as_reader).stdout
     assert any(line.split()[:2] == [f"default/{name}", sched] for line in listing.splitlines())
 
     kube.add_node(f"big-{suffix}", cpu="4")
@@ -208,7 +297,21 @@ def test_queue_shows_a_pod_gated_then_unschedulable_then_gone(
     assert op.alive
 
     # A token the API server does not know: one line, exit 1, no traceback.
-    refused = queue_cli(kube, name, *where[:2], "--token=forged")
+    refused = queue_cli(kube, name, *where, "--token=forged")
     assert refused.returncode == 1
     assert "401 Unauthorized" in refused.stderr and "Traceback" not in refused.stderr
-    kube.run("delete", "pod", f"multisched-{suffix}", "--force", "--grace-period=0", check=False)
+    # Unverified, it asks as anonymous, whatever token the kubeconfig holds.
+    anonymous = queue_cli(kube, name, where[0], "--insecure-skip-tls-verify")
+    assert anonymous.returncode == 1
+    assert 'User "system:anonymous"' in anonymous.stderr and "Traceback" not in anonymous.stderr
+    # Without the CA, the self-signed certificate is not trusted.
+    untrusted = queue_cli(kube, name, where[0], f"--token-file={token_file}")
+    assert untrusted.returncode == 1
+    assert "the scheduler's certificate is not trusted" in untrusted.stderr
+    assert (decoy.connections, decoy.authorizations) == (0, [])
+    for namespace in (home, elsewhere):
+        kube.run(
+            "delete", "pod", f"multisched-{suffix}", "-n", namespace, "--force",
+            "--grace-period=0", check=False,
+        )  # fmt: skip
+    kube.run("delete", "namespace", elsewhere, "--wait=false", check=False)

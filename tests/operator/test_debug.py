@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import ssl
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from conftest import Cluster, OperatorFactory, kubeconfig
 from kmock_support import answer_reviews
 from multisched.cache import Cache
 from multisched.cache.comparer import compare
+from multisched.cli import build_parser
 from multisched.live import queue as queue_cli
 from multisched.operator import debug
 from multisched.queue import SchedulingQueue
@@ -160,8 +162,13 @@ DEBUG_PATHS = ("/configz", "/debug/queue", "/debug/cache", "/metrics")
 
 
 async def test_the_running_scheduler_shows_its_queue_config_and_cache(
-    cluster: Cluster, start_operator: OperatorFactory, tmp_path: Path
+    cluster: Cluster,
+    start_operator: OperatorFactory,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
+    monkeypatch.delenv(queue_cli.TOKEN_ENV, raising=False)  # the kubeconfig's token is used
     answer_reviews(cluster.kmock, {ADMIN_TOKEN: "admin"}, {("admin", p) for p in DEBUG_PATHS})
     await cluster.create("nodes", node_dict("small", cpu="1"))
     await cluster.create("pods", pod_dict("big", scheduler_name=SCHED, requests={"cpu": "2"}))
@@ -181,7 +188,8 @@ async def test_the_running_scheduler_shows_its_queue_config_and_cache(
         assert big["unschedulablePlugins"] == ["NodeResourcesFit"]
         failure = (
             "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are "
-            "available: 1 No preemption victims found for incoming pod.."
+            # more than the node's whole allocatable: unresolvable there (v1.34+)
+            "available: 1 Preemption is not helpful for scheduling."
         )
         assert big["message"] == failure
         assert big["attempts"] >= 1
@@ -208,18 +216,19 @@ async def test_the_running_scheduler_shows_its_queue_config_and_cache(
         status, report = await fetch(f"{url}/debug/cache")
         assert (report["consistent"], report["missedNodes"]) == (False, ["small"])
 
-        # The command line, as a user runs it, against the same endpoint.
-        args = argparse.Namespace(
-            pod="big",
-            namespace="default",
-            endpoint=url,
-            scheduler_namespace=None,
-            selector="app.kubernetes.io/name=multisched",
-            token=None,
-            certificate_authority=None,
-            timeout=10.0,
-            output="table",
-            kubeconfig=str(kubeconfig(tmp_path, str(cluster.kmock.url).rstrip("/"))),
+        # The command line, as a user runs it, against the same endpoint: the served
+        # (self-signed, CA:TRUE) certificate is the CA that verifies it.
+        ca = tmp_path / "served.pem"
+        ca.write_text(await asyncio.to_thread(ssl.get_server_certificate, ("127.0.0.1", port)))
+        args = build_parser().parse_args(
+            [
+                "queue",
+                "big",
+                "--namespace=default",
+                f"--endpoint={url}",
+                f"--certificate-authority={ca}",
+                f"--kubeconfig={kubeconfig(tmp_path, str(cluster.kmock.url).rstrip('/'))}",
+            ]
         )
         lines = await asyncio.to_thread(_run_cli, args)
         assert "pod:            default/big" in lines
@@ -241,6 +250,21 @@ async def test_the_running_scheduler_shows_its_queue_config_and_cache(
         # Someone whose token the API server does not know gets one line, exit 1.
         args.token = "stolen"
         assert await asyncio.to_thread(queue_cli.cmd_queue, args) == 1
+        assert "stolen" in reviewed_tokens(cluster)
+        # Without the CA its self-signed certificate is not trusted: refused before any
+        # request, so the operator never saw (and so never reviewed) the token.
+        args.token, args.certificate_authority = "fresh", None
+        capsys.readouterr()
+        assert await asyncio.to_thread(queue_cli.cmd_queue, args) == 1
+        assert "the scheduler's certificate is not trusted" in capsys.readouterr().err
+        assert "fresh" not in reviewed_tokens(cluster)
+
+
+def reviewed_tokens(cluster: Cluster) -> list[str]:
+    reviews = cluster.kmock[
+        lambda r: r.resource is not None and r.resource.plural == "tokenreviews"
+    ]
+    return [r.data["spec"]["token"] for r in reviews]
 
 
 def _run_cli(args: argparse.Namespace) -> list[str]:

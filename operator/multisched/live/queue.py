@@ -6,7 +6,13 @@ with a TokenReview and its right to ``get`` the path with a SubjectAccessReview 
 chart's ``-debug-reader`` ClusterRole grants it).
 
 Where the scheduler runs: ``--endpoint`` (after ``kubectl port-forward``, or a local
-``kopf run``), else the operator pods found by label, asking each and keeping the leader.
+``kopf run``), else the operator pods found by label in one namespace
+(``--scheduler-namespace``, default the context's), asking each and keeping the leader.
+
+Whom the token goes to: anyone who may create a pod can label it as the scheduler's, so
+the token is sent only to an endpoint whose certificate verifies (``--certificate-authority``,
+else the kubeconfig cluster's CA, else the system's). ``--insecure-skip-tls-verify`` asks
+without verifying, and so without a token.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import argparse
 import asyncio
 import inspect
 import json
+import os
 import ssl
 import sys
 from typing import Any
@@ -34,6 +41,75 @@ SECURE_PORT = 10259
 PATH = "/debug/queue"
 QUEUES = tuple(QueueName)  # the columns, in the scheduler's order
 
+#: A token kept out of the command line (and so out of ``ps``).
+TOKEN_ENV = "MULTISCHED_TOKEN"
+
+#: OpenSSL's verify codes for a certificate that does not name the host asked.
+_NAME_MISMATCH = frozenset({62, 64})  # X509_V_ERR_HOSTNAME_MISMATCH, _IP_ADDRESS_MISMATCH
+
+
+class UsageError(Exception):
+    """Flags that contradict each other or a file that cannot be read: one line, exit 2."""
+
+
+def _token_source(args: argparse.Namespace) -> str | None:
+    """The flag or variable the user named a token with, in order of precedence."""
+    if args.token:
+        return "--token"
+    if args.token_file:
+        return "--token-file"
+    if os.environ.get(TOKEN_ENV):
+        return f"${TOKEN_ENV}"
+    return None
+
+
+def explicit_token(args: argparse.Namespace) -> str | None:
+    """``--token``, else ``--token-file``'s content, else ``$MULTISCHED_TOKEN`` (None: none
+    was named, so the kubeconfig's is used)."""
+    token = _named_token(args)
+    # One header value: a line break would be refused by aiohttp with a traceback.
+    if token is not None and not (token.isprintable() and " " not in token):
+        raise UsageError(f"{_token_source(args)} holds no single token (a space or line break)")
+    return token
+
+
+def _named_token(args: argparse.Namespace) -> str | None:
+    if args.token:
+        return str(args.token)
+    if args.token_file:
+        try:
+            with open(args.token_file, encoding="utf-8") as f:
+                token = f.read().strip()
+        except OSError as exc:
+            raise UsageError(
+                f"cannot read the token file {args.token_file}: {exc.strerror or exc}"
+            ) from None
+        except UnicodeDecodeError:
+            raise UsageError(f"the token file {args.token_file} is not text") from None
+        if not token:
+            raise UsageError(f"the token file {args.token_file} is empty")
+        return token
+    return os.environ.get(TOKEN_ENV) or None
+
+
+def check_usage(args: argparse.Namespace) -> None:
+    """Refuse, before anything is asked, what would send a token unverified."""
+    if args.endpoint and not str(args.endpoint).lower().startswith("https://"):
+        raise UsageError(
+            f"--endpoint {args.endpoint}: the secure port speaks https only "
+            "(https://HOST:PORT); a token is never sent in the clear"
+        )
+    if not args.insecure_skip_tls_verify:
+        return
+    source = _token_source(args)
+    if source:
+        raise UsageError(
+            f"--insecure-skip-tls-verify sends no token, as whoever answers is not verified: "
+            f"drop {source}, or verify the scheduler with --certificate-authority instead"
+        )
+    if args.certificate_authority:
+        raise UsageError("--certificate-authority and --insecure-skip-tls-verify contradict")
+
 
 async def bearer_token(api: k8s.ApiClient) -> str | None:
     """The kubeconfig user's bearer token (None for a client certificate, as kind's admin)."""
@@ -46,8 +122,9 @@ async def bearer_token(api: k8s.ApiClient) -> str | None:
 
 
 async def discover(api: k8s.ApiClient, namespace: str, selector: str) -> list[str]:
-    """The secure endpoints of the running operator pods (their ``https`` port)."""
-    path = f"/api/v1/namespaces/{namespace}/pods" if namespace else "/api/v1/pods"
+    """The secure endpoints of the running operator pods of ``namespace`` (their ``https``
+    port). One namespace only: a pod labelled so elsewhere is anyone's."""
+    path = f"/api/v1/namespaces/{namespace}/pods"
     pods = await request_json(api, "GET", path, query=[("labelSelector", selector)])
     out = []
     for pod in pods.get("items") or ():
@@ -64,23 +141,59 @@ async def discover(api: k8s.ApiClient, namespace: str, selector: str) -> list[st
     return out
 
 
-def _tls(ca_file: str | None) -> ssl.SSLContext | bool:
-    """The scheduler's certificate is self-signed unless the chart was given one: verify it
-    only against ``--certificate-authority``."""
-    if ca_file:
-        return ssl.create_default_context(cafile=ca_file)
-    return False
+def _tls(ca_file: str | None, insecure: bool = False) -> ssl.SSLContext | bool:
+    """False (nothing checked) only when asked for; else a context that verifies the
+    certificate and its name against ``ca_file``, or the system's trust without one."""
+    if insecure:
+        return False
+    return ssl.create_default_context(cafile=ca_file or None)
+
+
+def _unloadable(exc: OSError) -> str:
+    """Why a CA file did not load: the OS's reason, or that it holds no PEM certificate
+    (OpenSSL's parse errors are ssl.SSLError, an OSError too)."""
+    if isinstance(exc, ssl.SSLError):
+        return "no PEM certificate in it"
+    return str(exc.strerror or exc)
+
+
+def _untrusted(endpoint: str, error: BaseException) -> str:
+    """One line: why the certificate failed, and what to pass."""
+    reason = getattr(error, "verify_message", None) or str(error) or type(error).__name__
+    if getattr(error, "verify_code", None) in _NAME_MISMATCH:
+        fix = "pass --tls-server-name with a name the certificate holds"
+    else:
+        fix = "pass --certificate-authority with the CA that signed it (the chart's tls.secretName)"
+    return (
+        f"{endpoint}: the scheduler's certificate is not trusted ({reason}): {fix}, "
+        "or --insecure-skip-tls-verify to ask without a token"
+    )
 
 
 async def ask(
-    session: aiohttp.ClientSession, endpoint: str, token: str | None, pod: str | None, tls: Any
+    session: aiohttp.ClientSession,
+    endpoint: str,
+    token: str | None,
+    pod: str | None,
+    tls: ssl.SSLContext | bool,
+    server_name: str | None = None,
 ) -> dict[str, Any]:
+    if token and tls is False:
+        raise AssertionError("a token is never sent unverified")
     headers = {"Accept": "application/json"}
     if token:
         headers["Authorization"] = f"Bearer {token}"
     params = {"pod": pod} if pod else {}
     url = endpoint.rstrip("/") + PATH
-    async with session.get(url, headers=headers, params=params, ssl=tls) as resp:
+    # No redirects: the token is for this endpoint alone.
+    async with session.get(
+        url,
+        headers=headers,
+        params=params,
+        ssl=tls,
+        server_hostname=server_name,
+        allow_redirects=False,
+    ) as resp:
         text = await resp.text()
         if resp.status != 200:
             try:
@@ -90,8 +203,11 @@ async def ask(
             hint = ""
             if resp.status in (401, 403) and not token:
                 hint = (
-                    " (the kubeconfig's user has no bearer token, so it came as anonymous: "
-                    "pass --token, e.g. from kubectl create token)"
+                    " (--insecure-skip-tls-verify asks without a token, as anonymous: verify "
+                    "the scheduler with --certificate-authority to present one)"
+                    if tls is False
+                    else " (the kubeconfig's user has no bearer token, so it came as anonymous: "
+                    "pass --token-file or $MULTISCHED_TOKEN, e.g. from kubectl create token)"
                 )
             raise LiveError(f"{endpoint}: {resp.status} {message}{hint}")
         data = json.loads(text)
@@ -101,18 +217,41 @@ async def ask(
 
 
 async def leader_view(args: argparse.Namespace, pod: str | None) -> dict[str, Any]:
+    check_usage(args)
+    insecure = bool(args.insecure_skip_tls_verify)
+    token = None if insecure else explicit_token(args)
+    tls: ssl.SSLContext | bool | None = None
+    if insecure or args.certificate_authority:
+        try:
+            tls = _tls(args.certificate_authority, insecure)
+        except OSError as exc:
+            raise UsageError(
+                f"cannot load the certificate authority {args.certificate_authority}: "
+                f"{_unloadable(exc)}"
+            ) from None
     api = await connect(args.kubeconfig)
     try:
-        token = args.token or await bearer_token(api)
+        if not insecure:
+            token = token or await bearer_token(api)
+        if tls is None:
+            # The file kubernetes_asyncio wrote certificate-authority-data to (None: the
+            # kubeconfig trusts the system's CAs, and so do we).
+            cluster_ca = getattr(api.configuration, "ssl_ca_cert", None)
+            try:
+                tls = _tls(cluster_ca)
+            except OSError as exc:
+                raise LiveError(
+                    f"cannot load the kubeconfig cluster's CA {cluster_ca}: {_unloadable(exc)}"
+                ) from None
         if args.endpoint:
             endpoints = [args.endpoint]
         else:
-            endpoints = await discover(api, args.scheduler_namespace or "", args.selector)
+            namespace = args.scheduler_namespace or context_namespace(args.kubeconfig) or "default"
+            endpoints = await discover(api, namespace, args.selector)
             if not endpoints:
-                where = f"namespace {args.scheduler_namespace}" if args.scheduler_namespace else ""
                 raise LiveError(
-                    f"no running multisched pod found ({args.selector}"
-                    f"{', ' + where if where else ''}): pass --endpoint, e.g. after "
+                    f"no running multisched pod found ({args.selector} in namespace "
+                    f"{namespace}): pass --scheduler-namespace, or --endpoint, e.g. after "
                     "kubectl port-forward"
                 )
     finally:
@@ -123,9 +262,13 @@ async def leader_view(args: argparse.Namespace, pod: str | None) -> dict[str, An
     async with aiohttp.ClientSession(timeout=timeout) as session:
         for endpoint in endpoints:
             try:
-                view = await ask(session, endpoint, token, pod, _tls(args.certificate_authority))
+                view = await ask(session, endpoint, token, pod, tls, args.tls_server_name)
             except LiveError as exc:
                 errors.append(str(exc))
+                continue
+            except (aiohttp.ClientConnectorCertificateError, ssl.SSLCertVerificationError) as exc:
+                cause = getattr(exc, "certificate_error", exc)
+                errors.append(_untrusted(endpoint, cause))
                 continue
             except (aiohttp.ClientError, OSError, TimeoutError) as exc:
                 errors.append(f"{endpoint}: cannot connect: {exc or type(exc).__name__}")
@@ -136,7 +279,8 @@ async def leader_view(args: argparse.Namespace, pod: str | None) -> dict[str, An
             views.append(view)
     if views:
         return views[0]
-    raise LiveError("; ".join(errors))
+    # One line per endpoint.
+    raise LiveError("\n".join(errors))
 
 
 def _pod_key(name: str, namespace: str) -> str:
@@ -233,8 +377,12 @@ def cmd_queue(args: argparse.Namespace) -> int:
         pod = _pod_key(args.pod, namespace)
     try:
         view = asyncio.run(leader_view(args, pod))
-    except LiveError as exc:
+    except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    except LiveError as exc:
+        for line in str(exc).splitlines():
+            print(f"error: {line}", file=sys.stderr)
         return EXIT_FAILED
     except ApiError as exc:
         print(
