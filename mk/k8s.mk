@@ -15,7 +15,7 @@ K8S_LDFLAGS := -s -w $(foreach p,k8s.io/client-go/pkg/version k8s.io/component-b
 	-X '$(p).gitVersion=$(K8S_VERSION)' -X '$(p).gitMajor=1' -X '$(p).gitMinor=$(K8S_MINOR)' \
 	-X '$(p).gitTreeState=clean' -X '$(p).buildDate=1970-01-01T00:00:00Z')
 
-.PHONY: k8s etcd
+.PHONY: k8s k8s-smoke e2e-smoke etcd
 
 k8s: $(K8S_BINARIES) etcd
 
@@ -30,3 +30,25 @@ $(K8S_BINARIES) &: hack/k8s/go.mod hack/k8s/go.sum
 etcd:
 	@command -v etcd >/dev/null || { apt-get update -qq && apt-get install -y -qq etcd-server >/dev/null; }
 	@etcd --version | head -n 1
+
+# The smoke run on the oldest supported API server: kube-apiserver v1.35 (hack/k8s-v1.35)
+# beside v1.37.2's kubectl; `make e2e-smoke` runs the operator's e2e walkthrough on it.
+K8S_SMOKE_VERSION ?= v1.35.4
+K8S_SMOKE_BIN := .cache/k8s/$(K8S_SMOKE_VERSION)/bin
+K8S_SMOKE_MINOR := $(word 2,$(subst ., ,$(K8S_SMOKE_VERSION)))
+K8S_SMOKE_LDFLAGS := -s -w $(foreach p,k8s.io/client-go/pkg/version k8s.io/component-base/version,\
+	-X '$(p).gitVersion=$(K8S_SMOKE_VERSION)' -X '$(p).gitMajor=1' \
+	-X '$(p).gitMinor=$(K8S_SMOKE_MINOR)' -X '$(p).gitTreeState=clean' \
+	-X '$(p).buildDate=1970-01-01T00:00:00Z')
+
+k8s-smoke: $(K8S_SMOKE_BIN)/kube-apiserver etcd
+
+$(K8S_SMOKE_BIN)/kube-apiserver: hack/k8s-v1.35/go.mod hack/k8s-v1.35/go.sum
+	mkdir -p $(K8S_SMOKE_BIN)
+	cd hack/k8s-v1.35 && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -p $(K8S_GO_PARALLEL) \
+		-tags=providerless -trimpath -ldflags "$(K8S_SMOKE_LDFLAGS)" \
+		-o $(abspath $@) k8s.io/kubernetes/cmd/kube-apiserver
+
+e2e-smoke: install
+	PATH="$(abspath $(K8S_SMOKE_BIN)):$(K8S_PATH)" $(VENV)/bin/pytest -q -rs \
+		tests/e2e/test_e2e_operator.py tests/e2e/test_e2e_preemption.py $(PYTEST_ARGS)

@@ -38,6 +38,22 @@ ROOT = Path(__file__).resolve().parents[2]
 CRD = ROOT / "crds" / "schedulerprofiles.multisched.dev.yaml"
 
 
+def control_plane_versions() -> list[str]:
+    """Which control plane this run stands on (``make e2e``: v1.37.2; ``make e2e-smoke``:
+    kube-apiserver v1.35), for the summary: -q hides pytest's header."""
+    lines = []
+    for binary in ("kube-apiserver", "kube-scheduler", "kube-controller-manager", "etcd"):
+        path = shutil.which(binary)
+        if path is None:
+            lines.append(f"{binary}: not on PATH")
+            continue
+        out = subprocess.run(
+            [path, "--version"], capture_output=True, text=True, timeout=30, check=False
+        )
+        lines.append(f"{binary}: {(out.stdout or out.stderr).splitlines()[0]} ({path})")
+    return lines
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "tests/e2e" in str(item.fspath):
@@ -367,6 +383,9 @@ def report_figure(line: str) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
+    terminalreporter.section("control plane")
+    for line in control_plane_versions():
+        terminalreporter.write_line(line)
     if FIGURES:
         terminalreporter.section("fault suite figures")
         for line in FIGURES:
