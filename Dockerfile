@@ -19,7 +19,13 @@ RUN python -m venv /opt/venv \
  && /opt/venv/bin/pip uninstall --yes setuptools wheel pip
 
 # --- final: the interpreter from the same base plus the venv, nothing else ---
+# The base image's own installers in /usr/local go too: nothing is installed at run time,
+# and its setuptools carries the same CVEs. The check fails the build if one is left.
 FROM ${PYTHON_IMAGE}
+RUN python -m pip uninstall --yes --disable-pip-version-check pip setuptools wheel \
+ && rm -rf /usr/local/lib/python3*/ensurepip/_bundled \
+ && python -c "import importlib.util as u, sys; \
+sys.exit([m for m in ('pip', 'setuptools', 'wheel') if u.find_spec(m)] or None)"
 ENV PATH=/opt/venv/bin:$PATH \
     PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \

@@ -64,6 +64,32 @@ def test_no_installer_is_left_in_the_runtime_venv() -> None:
     assert re.search(r"pip uninstall --yes setuptools wheel pip", dockerfile)
 
 
+def stages(dockerfile: str) -> list[list[str]]:
+    """Each stage's instructions, from its FROM on: continuations joined, comments dropped."""
+    lines = re.sub(r"\\\n", " ", dockerfile).splitlines()
+    out: list[list[str]] = []
+    for line in (ln.strip() for ln in lines):
+        if line.startswith("FROM "):
+            out.append([])
+        if out and line and not line.startswith("#"):
+            out[-1].append(line)
+    return out
+
+
+def test_the_final_stage_drops_the_base_images_installers() -> None:
+    final = stages((ROOT / "Dockerfile").read_text())[-1]
+    assert final[0] == "FROM ${PYTHON_IMAGE}"
+    uses = [i for i, line in enumerate(final) if re.search(r"\bpip\b", line)]
+    assert uses, "the final stage never removes the base image's pip"
+    last = final[uses[-1]]
+    # The last instruction naming pip uninstalls the three from the system interpreter.
+    assert last.startswith("RUN python -m pip uninstall --yes "), last
+    uninstalled = set(re.split(r"[\s&;]+", last.split("uninstall", 1)[1]))
+    assert {"pip", "setuptools", "wheel"} <= uninstalled
+    assert not any("pip install" in line for line in final)
+    assert "USER 65532:65532" in final[uses[-1] :]  # removed as root, before the drop
+
+
 def test_the_image_leaves_the_cli_extra_out() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     cli = names(project["optional-dependencies"]["cli"])

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import kubernetes_validate
@@ -45,6 +46,17 @@ def _template(helm: str, *sets: str) -> subprocess.CompletedProcess[str]:
 def test_reserved_names_reach_the_operator(render: Render) -> None:
     args = _container(render("reservedSchedulerNames={default-scheduler,volcano}"))["args"]
     assert "--reserved-scheduler-names=default-scheduler,volcano" in args
+
+
+@pytest.mark.parametrize("empty", ["[]", "null"])
+def test_no_reserved_names_is_refused(helm: str, tmp_path: Path, empty: str) -> None:
+    """The operator reads an empty --reserved-scheduler-names as "reserve nothing"."""
+    values = tmp_path / "values.yaml"
+    values.write_text(f"reservedSchedulerNames: {empty}\n")
+    cmd = [helm, "template", "x", str(CHART), "-f", str(values)]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    assert out.returncode == 1
+    assert "reservedSchedulerNames is empty: that turns off the operator's refusal" in out.stderr
 
 
 def test_the_crd_refuses_default_scheduler_by_cel() -> None:
@@ -129,7 +141,7 @@ def test_network_policy_is_optional_and_valid(render: Render) -> None:
         "networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.name=monitoring",
     )
     (policy,) = by_kind(docs, "NetworkPolicy")
-    kubernetes_validate.validate(policy, "1.28.0", strict=True)
+    kubernetes_validate.validate(policy, "1.35.0", strict=True)
     spec = policy["spec"]
     assert spec["policyTypes"] == ["Ingress", "Egress"]
     (ingress,) = spec["ingress"]
@@ -241,7 +253,7 @@ def test_scheduler_plugins_crds_are_not_installed_by_default(render: Render) -> 
     assert by_kind(render("schedulerPlugins.enabled=false"), "CustomResourceDefinition") == []
 
 
-@pytest.mark.parametrize("kube_version", ["1.28.0", latest_version()])
+@pytest.mark.parametrize("kube_version", ["1.35.0", latest_version()])
 def test_install_crds_renders_them_unchanged_and_kept_on_uninstall(
     render: Render, kube_version: str
 ) -> None:

@@ -90,7 +90,8 @@ def test_history_and_rollback_round_trip(kube: Kube, start_operator: Any) -> Non
     assert sorted(revisions(kube, uid)) == [2, 3]
     assert revisions(kube, uid)[3]["data"]["spec"]["profiles"] == spec(sched)["profiles"]
 
-    # A revision whose spec the scheduler refuses now (a plugin since uninstalled, say).
+    # A revision whose spec the scheduler refuses now (a plugin since uninstalled, say). Owned
+    # by the profile: a revision it does not own is not read.
     stale = {
         "apiVersion": "apps/v1",
         "kind": "ControllerRevision",
@@ -98,6 +99,14 @@ def test_history_and_rollback_round_trip(kube: Kube, start_operator: Any) -> Non
             "name": f"{name}-stale",
             "namespace": "default",
             "labels": {"multisched.dev/schedulerprofile-uid": uid},
+            "ownerReferences": [
+                {
+                    "apiVersion": "multisched.dev/v1alpha1",
+                    "kind": "SchedulerProfile",
+                    "name": name,
+                    "uid": uid,
+                }
+            ],
         },
         "data": {"spec": spec(sched, enabled="UninstalledPlugin")},
         "revision": 10,

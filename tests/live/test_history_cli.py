@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from live_support import LiveCluster
 from multisched.cli import main
 from multisched.live.history import history_table, pick, profile_name
 from multisched.live.reading import LiveError
@@ -52,3 +53,60 @@ def test_history_marks_the_revision_in_force() -> None:
     assert header.split() == ["REVISION", "IN", "FORCE", "GENERATION", "CREATED", "CHANGE-CAUSE"]
     assert first.split() == ["1", "1"]
     assert second.split() == ["2", "*"]
+
+
+def revision(name: str, namespace: str, number: int, uid: str, owner: str | None) -> dict[str, Any]:
+    meta: dict[str, Any] = {
+        "name": name,
+        "namespace": namespace,
+        "labels": {"multisched.dev/schedulerprofile-uid": uid},
+        "annotations": {"multisched.dev/generation": str(number)},
+    }
+    if owner is not None:
+        meta["ownerReferences"] = [
+            {"apiVersion": "multisched.dev/v1alpha1", "kind": "SchedulerProfile", "uid": owner}
+        ]
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "ControllerRevision",
+        "metadata": meta,
+        "data": {"spec": {"profiles": [{"schedulerName": name}]}},
+        "revision": number,
+    }
+
+
+async def test_only_owned_revisions_in_the_operators_namespace_are_read(live: LiveCluster) -> None:
+    profile = await live.create(
+        "schedulerprofiles",
+        {
+            "apiVersion": "multisched.dev/v1alpha1",
+            "kind": "SchedulerProfile",
+            "metadata": {"name": "p"},
+            "spec": {"profiles": [{"schedulerName": "p-3"}]},
+            "status": {"currentRevision": "p-3", "revision": 3},
+        },
+    )
+    uid = profile["metadata"]["uid"]
+    for rev in (
+        revision("p-1", "multisched", 1, uid, uid),
+        revision("p-3", "multisched", 3, uid, uid),
+        revision("planted", "team-a", 2, uid, uid),  # another namespace, however labelled
+        revision("unowned", "multisched", 2, uid, None),  # the label alone
+        revision("other", "multisched", 2, uid, "uid-of-another"),
+    ):
+        path = f"/apis/apps/v1/namespaces/{rev['metadata']['namespace']}/controllerrevisions"
+        async with live.kmock.post(path, json=rev) as resp:
+            assert resp.status in (200, 201), await resp.text()
+
+    code, out, err = await live.run("history", "sp", "p", "--scheduler-namespace", "multisched")
+    assert code == 0, err
+    assert [row.split()[0] for row in out.splitlines()[2:]] == ["1", "3"]
+    code, out, err = await live.run(
+        "rollback", "sp", "p", "--to-revision", "2", "--scheduler-namespace", "multisched"
+    )
+    assert (code, err) == (2, "error: revision 2 not found (revisions: 1, 3)\n")
+    assert [r.method for r in live.writes() if "schedulerprofiles" in r.url.path] == ["POST"]
+    # The context names no namespace: "default", where the operator keeps none here.
+    code, out, _ = await live.run("history", "sp", "p")
+    assert code == 0
+    assert out.startswith("schedulerprofile/p has no revisions in namespace default yet")

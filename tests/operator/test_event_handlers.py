@@ -4,6 +4,8 @@ Scheduler implements every call of it."""
 from __future__ import annotations
 
 import inspect
+import tracemalloc
+from collections.abc import AsyncGenerator
 from typing import Any, cast
 
 from builders import node_dict, pod_dict
@@ -12,6 +14,7 @@ from multisched.scheduler import Scheduler
 from multisched.scheduler.feed import EngineFeed
 
 SERVED = "mine"
+PODS = 5000
 FEED_CALLS = sorted(
     name for name, _ in inspect.getmembers(EngineFeed, inspect.isfunction) if name[0] != "_"
 )
@@ -74,3 +77,61 @@ async def test_watch_events_become_feed_calls_and_nothing_else() -> None:
     assert feed.calls[7][1:] == ("team", {"tier": "gold"})
     assert feed.calls[9][1:] == ("team/pdb", pdb)
     assert feed.calls[10][1:] == ("team/pdb",)
+
+
+class ServesSome:
+    """Serves the names in ``served``; counts the pods it is given and keeps nothing else."""
+
+    def __init__(self) -> None:
+        self.served: set[str] = set()
+        self.queued = 0
+
+    def serves(self, scheduler_name: str) -> bool:
+        return scheduler_name in self.served
+
+    def on_pod(self, pod: Any) -> None:
+        self.queued += 1
+
+    def forget_pending(self, uid: str) -> None:
+        pass
+
+
+def tenant_pod(i: int) -> dict[str, Any]:
+    """A pending pod of a scheduler nobody serves, 8 kB as a tenant may make it (the API
+    server takes up to 1.5 MB)."""
+    notes = {f"note-{k}": f"{i}-{k}-" + "x" * 2000 for k in range(4)}
+    meta = {"uid": f"uid-t{i}", "annotations": notes}
+    return pod_dict(f"t{i}", scheduler_name="theirs", metadata=meta)
+
+
+async def test_pods_of_other_schedulers_cost_their_identity_and_are_listed_when_claimed() -> None:
+    feed = ServesSome()
+    listed: list[str] = []
+
+    async def list_pending(name: str) -> AsyncGenerator[list[dict[str, Any]], None]:
+        listed.append(name)
+        for start in range(0, PODS, 500):  # pages, as the API server sends them
+            yield [tenant_pod(i) for i in range(start, start + 500)]
+
+    handlers = ClusterEventHandlers(
+        cast(EngineFeed, feed), cast(Any, None), lambda: False, list_pending
+    )
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for i in range(PODS):
+            await handlers.on_pod(tenant_pod(i))  # kopf's body, gone after the handler
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert len(handlers.others) == PODS and feed.queued == 0
+    assert held < 20 * 2**20, f"{held / 2**20:.1f} MB held for {PODS} pods of another scheduler"
+    (other,) = [o for o in handlers.others.values() if o.key == "default/t7"]
+    assert (other.scheduler_name, other.uid) == ("theirs", "uid-t7")
+
+    await handlers.names_changed({"mine"}, set())
+    assert listed == []  # no pod waits for that name: nothing to list
+    feed.served.add("theirs")
+    await handlers.names_changed({"theirs"}, set())
+    assert listed == ["theirs"]
+    assert feed.queued == PODS and not handlers.others and len(handlers.unbound) == PODS

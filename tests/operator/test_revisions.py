@@ -104,6 +104,26 @@ async def test_revisions_of_other_profiles_are_left_alone() -> None:
     assert [r["revision"] for r in await keep.history("u")] == [3]
 
 
+async def test_a_labelled_revision_the_profile_does_not_own_is_ignored() -> None:
+    keep, api = keeper()
+    planted: dict[str, Any] = {
+        "metadata": {"name": "p-planted", "labels": {PROFILE_UID_LABEL: "u"}, "annotations": {}},
+        "data": {"spec": spec("evil")},
+        "revision": 50,
+    }
+    api.store["p-planted"] = copy.deepcopy(planted)
+    foreign = copy.deepcopy(planted)
+    foreign["metadata"]["name"] = "p-foreign"
+    foreign["metadata"]["ownerReferences"] = [{"kind": "SchedulerProfile", "uid": "other"}]
+    api.store["p-foreign"] = foreign
+    assert await keep.history("u") == []
+    for i in range(2):
+        await keep.record("p", "u", i + 1, spec(f"p{i}", revisionHistoryLimit=0), {})
+    # Numbered as if they were not there, and never pruned as the profile's own.
+    assert [r["revision"] for r in await keep.history("u")] == [2]
+    assert api.store["p-planted"] == planted and "p-foreign" in api.store
+
+
 def profile(name: str, generation: int, sched: str, plugin: str = "") -> dict[str, Any]:
     prof: dict[str, Any] = {"schedulerName": sched}
     if plugin:

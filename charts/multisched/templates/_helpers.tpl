@@ -58,9 +58,24 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 {{- end }}
 
-{{/* The Lease: one per release (its namespace holds it). */}}
+{{/* The Lease: one per release (its namespace holds it); never a control-plane component's,
+which the Role would then grant and the elector would take over. */}}
 {{- define "multisched.leaseName" -}}
-{{- default (include "multisched.fullname" .) .Values.leaderElection.leaseName }}
+{{- $name := default (include "multisched.fullname" .) .Values.leaderElection.leaseName }}
+{{- $namespace := .Release.Namespace }}
+{{- $system := list "kube-scheduler" "kube-controller-manager" "cloud-controller-manager" }}
+{{- if or (eq $namespace "kube-node-lease") (and (eq $namespace "kube-system") (or (has $name $system) (hasPrefix "apiserver-" $name) (hasPrefix "kube-apiserver-" $name))) }}
+{{- fail (printf "leaderElection.leaseName: Lease %s/%s belongs to the control plane (kube-scheduler, kube-controller-manager, cloud-controller-manager, apiserver-* in kube-system; node heartbeats in kube-node-lease): multisched would take it over; choose another leaseName or release namespace" $namespace $name) }}
+{{- end }}
+{{- $name }}
+{{- end }}
+
+{{/* --reserved-scheduler-names: never empty, which would turn the operator's check off. */}}
+{{- define "multisched.reservedSchedulerNames" -}}
+{{- if not .Values.reservedSchedulerNames }}
+{{- fail "reservedSchedulerNames is empty: that turns off the operator's refusal of other schedulers' names; keep default-scheduler in it" }}
+{{- end }}
+{{- join "," .Values.reservedSchedulerNames }}
 {{- end }}
 
 {{/* multisched keeps PodGroup and ElasticQuota status (needs the RBAC of schedulerPlugins.enabled). */}}

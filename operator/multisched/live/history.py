@@ -5,6 +5,10 @@ ControllerRevision (operator/revisions.py). ``history`` lists them; ``rollback``
 old spec back as an edit of the profile, so it passes the same checks as any edit: the API
 server's schema first, then the operator's, whose verdict (``Ready``) it waits for and
 reports. Nothing is recomputed here.
+
+A revision is read only from the operator's namespace (``--scheduler-namespace``, default
+the context's) and only when the profile owns it: anyone who may create ControllerRevisions
+in some namespace could otherwise plant a spec for the next rollback to put in force.
 """
 
 from __future__ import annotations
@@ -22,15 +26,15 @@ from kubernetes_asyncio import client as k8s
 
 from multisched.transport import ApiError, request_json
 
-from .reading import LiveError, connect
+from .reading import LiveError, connect, context_namespace
 
 EXIT_INPUT = 2
 #: Exit code when the operator refused the rolled-back spec.
 EXIT_REFUSED = 1
 PROFILE_KINDS = frozenset({"sp", "schedulerprofile", "schedulerprofiles"})
 PROFILES = "/apis/multisched.dev/v1alpha1/schedulerprofiles"
-REVISIONS = "/apis/apps/v1/controllerrevisions"
 UID_LABEL = "multisched.dev/schedulerprofile-uid"
+PROFILE_KIND = "SchedulerProfile"
 GENERATION_ANNOTATION = "multisched.dev/generation"
 CHANGE_CAUSE = "kubernetes.io/change-cause"
 
@@ -51,17 +55,31 @@ def _number(rev: dict[str, Any]) -> int:
     return value if isinstance(value, int) else 0
 
 
-async def _history(api: k8s.ApiClient, name: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def revisions_path(namespace: str) -> str:
+    return f"/apis/apps/v1/namespaces/{namespace}/controllerrevisions"
+
+
+def owned(rev: dict[str, Any], uid: str, namespace: str) -> bool:
+    """In the operator's namespace, labelled with the profile's uid and owned by it (as
+    operator/revisions.py ``owned_by`` counts a revision)."""
+    meta = rev.get("metadata") or {}
+    if meta.get("namespace") != namespace or (meta.get("labels") or {}).get(UID_LABEL) != uid:
+        return False
+    return any(
+        isinstance(ref, dict) and ref.get("kind") == PROFILE_KIND and ref.get("uid") == uid
+        for ref in meta.get("ownerReferences") or ()
+    )
+
+
+async def _history(
+    api: k8s.ApiClient, name: str, namespace: str
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     profile = await _get_profile(api, name)
     uid = str(profile["metadata"].get("uid") or "")
     page = await request_json(
-        api, "GET", REVISIONS, query=[("labelSelector", f"{UID_LABEL}={uid}")]
+        api, "GET", revisions_path(namespace), query=[("labelSelector", f"{UID_LABEL}={uid}")]
     )
-    revisions = [
-        r
-        for r in page.get("items") or []
-        if ((r.get("metadata") or {}).get("labels") or {}).get(UID_LABEL) == uid
-    ]
+    revisions = [r for r in page.get("items") or [] if owned(r, uid, namespace)]
     return profile, sorted(revisions, key=_number)
 
 
@@ -112,9 +130,14 @@ def pick(revisions: list[dict[str, Any]], current: str, to: int | None) -> dict[
 
 
 async def _rollback(
-    api: k8s.ApiClient, name: str, to: int | None, timeout: float, say: Callable[[str], None]
+    api: k8s.ApiClient,
+    name: str,
+    namespace: str,
+    to: int | None,
+    timeout: float,
+    say: Callable[[str], None],
 ) -> int:
-    profile, revisions = await _history(api, name)
+    profile, revisions = await _history(api, name, namespace)
     status = profile.get("status") or {}
     target = pick(revisions, str(status.get("currentRevision") or ""), to)
     spec = (target.get("data") or {}).get("spec")
@@ -196,6 +219,10 @@ def _run(args: argparse.Namespace, work: Any) -> int:
     return EXIT_INPUT
 
 
+def _namespace(args: argparse.Namespace) -> str:
+    return str(args.scheduler_namespace or context_namespace(args.kubeconfig) or "default")
+
+
 def _name(args: argparse.Namespace) -> str | None:
     try:
         return profile_name(args.kind, args.name)
@@ -209,14 +236,19 @@ def cmd_history(args: argparse.Namespace) -> int:
     if name is None:
         return EXIT_INPUT
 
+    namespace = _namespace(args)
+
     async def work(api: k8s.ApiClient) -> int:
-        profile, revisions = await _history(api, name)
+        profile, revisions = await _history(api, name, namespace)
         if args.revision is not None:
             target = pick(revisions, "", args.revision)
             print(yaml.safe_dump((target.get("data") or {}).get("spec"), sort_keys=False), end="")
             return 0
         if not revisions:
-            print(f"schedulerprofile/{name} has no revisions yet (none applied, or no operator)")
+            print(
+                f"schedulerprofile/{name} has no revisions in namespace {namespace} yet (none "
+                "applied, no operator, or it runs elsewhere: --scheduler-namespace)"
+            )
             return 0
         print(f"schedulerprofile/{name}")
         print(history_table(profile, revisions))
@@ -230,7 +262,9 @@ def cmd_rollback(args: argparse.Namespace) -> int:
     if name is None:
         return EXIT_INPUT
 
+    namespace = _namespace(args)
+
     async def work(api: k8s.ApiClient) -> int:
-        return await _rollback(api, name, args.to_revision, args.timeout, print)
+        return await _rollback(api, name, namespace, args.to_revision, args.timeout, print)
 
     return _run(args, work)

@@ -6,8 +6,8 @@ storage object, PodGroup or ElasticQuota becomes calls of ``EngineFeed``
 through too. Events come by two routes, one meaning each:
 
 - kopf brings *unscheduled* pods (``on_pod``, ``on_pending_pod_gone``): they are queued
-  when their schedulerName is served, and kept raw otherwise, to be parsed only if a
-  SchedulerProfile takes that name later.
+  when their schedulerName is served; of the others only the identity is kept
+  (other_schedulers.py), and they are listed again if a SchedulerProfile takes that name.
 - The intake's informers bring assigned pods, nodes, namespaces, PDBs, the storage
   objects the volume plugins read, and the Services and pod controllers whose selectors
   PodTopologySpread's default constraints use: what the engine counts. Bound pods are kept
@@ -16,19 +16,24 @@ through too. Events come by two routes, one meaning each:
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import Any
+
+import aiohttp
 
 from multisched.cache import NodeError, PodError, PodInfo
 from multisched.informer.kinds import GROUPS, STORAGE, WORKLOADS
 from multisched.scheduler.feed import EngineFeed
+from multisched.transport import ApiError
 
 from .client import KubeClient
 from .group_status import GroupStatusController
 from .intake import ASSIGNED_PODS, NAMESPACES, NODES, PDBS, PODS, Feed
 from .options import COMPONENT
+from .other_schedulers import OtherSchedulerPod, PendingPodLister, pending_pod_lister, pod_key
 
 logger = logging.getLogger(__name__)
 
@@ -65,15 +70,23 @@ class ClusterEventHandlers:
     """Watch events in, ``EngineFeed`` calls out; keeps the pending pods it has seen."""
 
     def __init__(
-        self, engine: EngineFeed, client: KubeClient, may_write: Callable[[], bool]
+        self,
+        engine: EngineFeed,
+        client: KubeClient,
+        may_write: Callable[[], bool],
+        list_pending: PendingPodLister | None = None,
     ) -> None:
         self.engine = engine
         self.client = client
         self.may_write = may_write
         #: Unbound, live pods of served schedulerNames, by uid.
         self.unbound: dict[str, PodInfo] = {}
-        #: Unbound pods of other schedulerNames, as listed: parsed when their name appears.
-        self.others: dict[str, dict[str, Any]] = {}
+        #: Unbound pods of other schedulerNames, by uid: their identity only (any tenant can
+        #: make many); listed again when their name appears.
+        self.others: dict[str, OtherSchedulerPod] = {}
+        self._list_pending = list_pending
+        #: Newly served names whose pods could not be listed yet (tried again at resync).
+        self.unclaimed: set[str] = set()
         #: Pods we could not read -> the message already reported.
         self._bad_pods: dict[str, str] = {}
         #: Told of every pod and group object that may change a PodGroup's or an
@@ -136,15 +149,67 @@ class ClusterEventHandlers:
         return delete
 
     async def names_changed(self, added: set[str], retired: set[str]) -> None:
-        """The served schedulerNames changed: pods of retired names go back to raw, pods
-        of added names are parsed and queued."""
+        """The served schedulerNames changed: pods of retired names are others' again, pods
+        of added names are listed, parsed and queued."""
         for uid, pod in list(self.unbound.items()):
             if pod.scheduler_name in retired:
                 del self.unbound[uid]
-                self.others[uid] = pod.raw
+                key = f"{pod.namespace}/{pod.name}"
+                self.others[uid] = OtherSchedulerPod(uid, key, pod.scheduler_name)
+        self.unclaimed -= retired
         if added:
-            for body in [b for b in self.others.values() if scheduler_name(b) in added]:
-                await self.on_pod(body)
+            await self.claim(added)
+
+    async def claim_unclaimed(self) -> None:
+        """List again what a failed listing left waiting (the profiles' resync calls it)."""
+        if self.unclaimed:
+            await self.claim(set(self.unclaimed))
+
+    async def claim(self, names: Iterable[str]) -> None:
+        """Parse and queue the pending pods of newly served names. Only their identity was
+        kept: they are listed again, one list per name that has any."""
+        asked = set(names)
+        waiting = {p.scheduler_name for p in self.others.values()}
+        todo = sorted(n for n in asked & waiting if self.engine.serves(n))
+        self.unclaimed -= asked - set(todo)
+        for name in todo:
+            async with contextlib.aclosing(self._lister()(name)) as pages:
+                while True:
+                    # Only the listing's failures are caught here, not the handling's.
+                    try:
+                        items = await anext(pages)
+                    except StopAsyncIteration:
+                        self.unclaimed.discard(name)
+                        break
+                    except (TimeoutError, ApiError, aiohttp.ClientError, OSError, ValueError) as e:
+                        self._unlisted(name, e)
+                        break
+                    for body in items:
+                        await self._claim_listed(body)
+
+    def _unlisted(self, name: str, exc: Exception) -> None:
+        again = name in self.unclaimed
+        self.unclaimed.add(name)
+        logger.log(
+            logging.INFO if again else logging.WARNING,
+            "could not list the pending pods of %s (tried again at the next resync): %s",
+            name,
+            str(exc)[:200],
+        )
+
+    async def _claim_listed(self, body: Mapping[str, Any]) -> None:
+        # Only a pod still held as another's: kopf's own event, if one came since the
+        # listing was asked for, is newer (or said the pod is gone).
+        known = self.others.get(object_identity(body)[2])
+        if known is None or known.scheduler_name != scheduler_name(body):
+            return
+        if self.engine.serves(known.scheduler_name):
+            await self.on_pod(body)
+
+    def _lister(self) -> PendingPodLister:
+        if self._list_pending is None:
+            self._list_pending = pending_pod_lister(self.client.api.api_client)
+        return self._list_pending
 
     # -- pending pods (kopf, unscheduled only) ---------------------------------------------
 
@@ -161,7 +226,8 @@ class ClusterEventHandlers:
         if not self.engine.serves(scheduler_name(body)):
             self.unbound.pop(uid, None)
             self.engine.forget_pending(uid)
-            self.others[uid] = dict(body)  # not ours (yet): parse only if its name appears
+            # Not ours (yet): its identity alone, listed again if its name appears.
+            self.others[uid] = OtherSchedulerPod(uid, pod_key(body), scheduler_name(body))
             return
         self.others.pop(uid, None)
         try:

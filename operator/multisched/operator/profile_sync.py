@@ -146,9 +146,14 @@ class ProfileSync:
 
     def resync(self) -> None:
         """List SchedulerProfiles and retire those gone: kopf lists again after a gap but
-        reports no deletion it missed. Called after any informer relisted, and periodically."""
+        reports no deletion it missed. Called after any informer relisted, and periodically.
+        Pods of a newly served name that could not be listed then are listed again."""
         if self._resync is None or self._resync.done():
-            self._resync = asyncio.ensure_future(self._list_and_retire())
+            self._resync = asyncio.ensure_future(self._resync_once())
+
+    async def _resync_once(self) -> None:
+        await self._list_and_retire()
+        await self.cluster.claim_unclaimed()
 
     async def _list_and_retire(self) -> None:
         # Only what was known before the LIST can be missing from it for being deleted;

@@ -8,7 +8,8 @@ StatefulSets keep theirs (``controller_history.go``).
   which specs were in force.
 - The revisions live in the operator's namespace (ControllerRevisions are namespaced,
   SchedulerProfiles are not), owned by the profile (garbage-collected with it) and labelled
-  with its uid, so a profile deleted and created again starts a new history.
+  with its uid, so a profile deleted and created again starts a new history. Only a
+  revision with both the label and the ownerReference counts as the profile's.
 - ``spec.revisionHistoryLimit`` (default 10) revisions are kept; older ones are deleted,
   never the one in force.
 """
@@ -28,6 +29,8 @@ from .client import MERGE_PATCH, Api
 logger = logging.getLogger(__name__)
 
 API_VERSION = "apps/v1"
+PROFILE_API_VERSION = "multisched.dev/v1alpha1"
+PROFILE_KIND = "SchedulerProfile"
 PROFILE_UID_LABEL = "multisched.dev/schedulerprofile-uid"
 PROFILE_NAME_ANNOTATION = "multisched.dev/schedulerprofile"
 GENERATION_ANNOTATION = "multisched.dev/generation"
@@ -58,14 +61,21 @@ def revisions_path(namespace: str, name: str = "") -> str:
     return f"{base}/{name}" if name else base
 
 
+def owned_by(rev: Mapping[str, Any], uid: str) -> bool:
+    """Labelled with the profile's uid and owned by it: a label alone anyone who may create
+    ControllerRevisions here can set, and such a revision is neither counted nor pruned."""
+    meta = rev.get("metadata") or {}
+    if (meta.get("labels") or {}).get(PROFILE_UID_LABEL) != uid:
+        return False
+    return any(
+        isinstance(ref, dict) and ref.get("kind") == PROFILE_KIND and ref.get("uid") == uid
+        for ref in meta.get("ownerReferences") or ()
+    )
+
+
 def owned_revisions(items: list[dict[str, Any]], uid: str) -> list[dict[str, Any]]:
     """The profile's revisions, oldest first (a listing may hold others' too)."""
-    mine = [
-        r
-        for r in items
-        if ((r.get("metadata") or {}).get("labels") or {}).get(PROFILE_UID_LABEL) == uid
-    ]
-    return sorted(mine, key=revision_number)
+    return sorted((r for r in items if owned_by(r, uid)), key=revision_number)
 
 
 class RevisionKeeper:
@@ -128,8 +138,8 @@ class RevisionKeeper:
                     },
                     "ownerReferences": [
                         {
-                            "apiVersion": "multisched.dev/v1alpha1",
-                            "kind": "SchedulerProfile",
+                            "apiVersion": PROFILE_API_VERSION,
+                            "kind": PROFILE_KIND,
                             "name": profile,
                             "uid": uid,
                             "controller": True,
