@@ -5,8 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 
-def gang_profile_spec(scheduler_name: str, permit_seconds: int = 30) -> dict[str, Any]:
-    """scheduler-plugins' documented Coscheduling configuration, as a SchedulerProfile spec."""
+def gang_profile_spec(
+    scheduler_name: str, permit_seconds: int = 30, reject_percentage: int | None = None
+) -> dict[str, Any]:
+    """scheduler-plugins' documented Coscheduling configuration, as a SchedulerProfile spec
+    (``reject_percentage``: podGroupRejectPercentage, upstream's default 10 when None)."""
+    args: dict[str, Any] = {"permitWaitingTimeSeconds": permit_seconds}
+    if reject_percentage is not None:
+        args["podGroupRejectPercentage"] = reject_percentage
     return {
         "profiles": [
             {
@@ -18,9 +24,7 @@ def gang_profile_spec(scheduler_name: str, permit_seconds: int = 30) -> dict[str
                         "disabled": [{"name": "*"}],
                     },
                 },
-                "pluginConfig": [
-                    {"name": "Coscheduling", "args": {"permitWaitingTimeSeconds": permit_seconds}}
-                ],
+                "pluginConfig": [{"name": "Coscheduling", "args": args}],
             }
         ]
     }

@@ -1,5 +1,6 @@
-"""Cases from scheduler-plugins v0.28 ``pkg/capacityscheduling`` (capacity_scheduling_test.go,
-elasticquota_test.go) and ``test/integration/capacity_scheduling_test.go``.
+"""Cases from scheduler-plugins v0.34.7 ``pkg/capacityscheduling`` (capacity_scheduling_test.go,
+elasticquota_test.go; unchanged since v0.28 but for the API) and
+``test/integration/capacity_scheduling_test.go``.
 
 Upstream's unit tests hand the plugin ElasticQuotaInfos with ``used`` filled in; here
 ``used`` is what the namespace's pods on nodes request, so each case puts pods on nodes
@@ -21,6 +22,7 @@ from multisched.cache import ELASTIC_QUOTA, Cache, NodeInfo, PodInfo, Resource
 from multisched.config.resolved import ResolvedConfig, ResolvedProfile
 from multisched.framework import Code, CycleState, Framework, Registry, Status
 from multisched.plugins import builtin_plugins
+from multisched.plugins._preemption_victims import Pdb
 from multisched.plugins.capacityscheduling import (
     ELASTIC_QUOTA_SNAPSHOT_KEY,
     LOWER_BOUND_OF_MIN,
@@ -782,6 +784,35 @@ def test_select_victims_quota_still_exceeded_without_all_victims() -> None:
     )
     assert status is not None and status.code == Code.UNSCHEDULABLE
     assert status.message() == MSG_QUOTA_EXCEEDED
+
+
+def test_select_victims_sorted_most_important_first_after_reprieving() -> None:
+    """v0.34 (fefba224): reprieving goes PDB-violating pods first, so the victims come out
+    by group; they are sorted back by importance, as SelectVictimsOnNode of kube-scheduler."""
+    env = Env(
+        nodes=[node("node-a", mem=150)],
+        pods=[
+            pod("protected-low", "ns1", 50, priority=LOW, on="node-a",
+                labels={"app": "protected"}),
+            pod("mid", "ns1", 50, priority=MID, on="node-a"),
+            pod("high", "ns1", 50, priority=HIGH, on="node-a"),
+        ],
+        quotas=[mem_quota("ns1", 200, 300), mem_quota("ns2", 100, 300)],
+    )  # fmt: skip
+    pdb = {
+        "metadata": {"name": "pdb", "namespace": "ns1"},
+        "spec": {"selector": {"matchLabels": {"app": "protected"}}},
+        "status": {"disruptionsAllowed": 0},
+    }
+    preemptor = pod("p", "ns1", 100, priority=HIGH)  # ns1 goes over its min: in-namespace
+    state = env.state_for(preemptor)
+    evaluator = QuotaPreemption(env.fwk, state)
+    victims, num_violating, status = evaluator.select_victims_on_node(
+        state.clone(), preemptor, env.nodes[0].clone(), Pdb.parse_all([pdb]), 0.0
+    )
+    assert status is None
+    assert [v.name for v in victims] == ["mid", "protected-low"]
+    assert num_violating == 1
 
 
 async def test_post_filter_without_pre_filter_state() -> None:

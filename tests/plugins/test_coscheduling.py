@@ -1,6 +1,7 @@
-"""Coscheduling (gang scheduling), with the cases of scheduler-plugins v0.28's
-coscheduling_test.go and core/core_test.go (named as there), then whole gangs scheduled by
-the real Scheduler: two gangs that only fit one at a time, and a Permit timeout."""
+"""Coscheduling (gang scheduling), with the cases of scheduler-plugins v0.34.7's
+coscheduling_test.go, core/core_test.go and apis/config (named as there), then whole gangs
+scheduled by the real Scheduler: two gangs that only fit one at a time, a failed gang that
+no longer holds up a newer one, and a Permit timeout."""
 
 from __future__ import annotations
 
@@ -10,13 +11,17 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from builders import make_pod, node_dict
 from multisched.cache import POD_GROUP, POD_GROUP_LABEL, Cache, PodInfo
 from multisched.config import ConfigError, parse_scheduler_profile_spec, resolve
 from multisched.framework import Code, CycleState, Status
 from multisched.plugins.coscheduling import (
+    MSG_POST_FILTER_REJECTION,
     NAME,
+    PERMIT_STATE_KEY,
+    SWEEP_MIN,
     Coscheduling,
     CoschedulingArgs,
     PermitVerdict,
@@ -67,6 +72,10 @@ def pod_group(
 
 def member(name: str, group: str, namespace: str = "ns", **kw: Any) -> PodInfo:
     return make_pod(name, namespace=namespace, labels={POD_GROUP_LABEL: group}, **kw)
+
+
+def gated(name: str, group: str) -> PodInfo:
+    return member(name, group, schedulingGates=[{"name": "example-gate"}])
 
 
 class Held:
@@ -120,8 +129,10 @@ class FakeHandle:
         return self.waiting[pod.uid]
 
 
-def coscheduling(handle: FakeHandle, clock: Clock | None = None, **args: Any) -> Coscheduling:
-    return Coscheduling(CoschedulingArgs(**args), handle, clock or Clock())
+def coscheduling(
+    handle: FakeHandle, clock: Clock | None = None, wall: Clock | None = None, **args: Any
+) -> Coscheduling:
+    return Coscheduling(CoschedulingArgs(**args), handle, clock or Clock(), wall or Clock(NOW))
 
 
 def nodes(*names: str, cpu: str = "4") -> list[dict[str, Any]]:
@@ -153,7 +164,7 @@ def nodes(*names: str, cpu: str = "4") -> list[dict[str, Any]]:
             member("p", "pg1"),
             [member("pg2-1", "pg2")],
             [pod_group("pg1", min_member=2), pod_group("pg2", min_member=2)],
-            "pre-filter pod p cannot find enough sibling pods, current pods number: 0, "
+            "pre-filter pod p cannot find enough sibling pods, current pods number: 1, "
             "minMember of group: 2",
         ),
         (
@@ -169,6 +180,27 @@ def nodes(*names: str, cpu: str = "4") -> list[dict[str, Any]]:
             [member("p1b", "pg1"), member("p1c", "pg1")],
             [pod_group("pg1", min_member=2), pod_group("pg2", min_member=2)],
             None,
+        ),
+        (
+            "gated pods but still meeting quorum (minMember < replicas)",
+            member("p1a", "pg1"),
+            [member("p1b", "pg1"), gated("p1c", "pg1")],
+            [pod_group("pg1", min_member=2)],
+            None,
+        ),
+        (
+            "gated pods push group below quorum",
+            member("p1a", "pg1"),
+            [gated("p1b", "pg1"), member("p1c", "pg1")],
+            [pod_group("pg1", min_member=3)],
+            "pre-filter pod p1a cannot proceed due to gated pods in the same PodGroup",
+        ),
+        (
+            "all sibling pods are gated",
+            member("p1a", "pg1"),
+            [gated("p1b", "pg1"), gated("p1c", "pg1")],
+            [pod_group("pg1", min_member=2)],
+            "pre-filter pod p1a cannot proceed due to gated pods in the same PodGroup",
         ),
         (
             # 2 nodes of 4 CPUs: 6 CPUs are there in sum (though Filter would refuse).
@@ -194,7 +226,8 @@ def test_core_pre_filter(
     pgs: list[dict[str, Any]],
     reason: str | None,
 ) -> None:
-    pl = coscheduling(FakeHandle(nodes("node-a", "node-b"), pending, pgs))
+    # The pod is listed with its siblings, as the pod lister has every pending pod.
+    pl = coscheduling(FakeHandle(nodes("node-a", "node-b"), [*pending, pod], pgs))
     result, status = pl.pre_filter(CycleState(), pod, [])
     assert result is None
     if reason is None:
@@ -463,6 +496,47 @@ def test_less_breaks_ties_on_the_pods_namespace_and_name() -> None:
     assert not pl.less(a, a)
 
 
+def test_less_after_schedule_failure() -> None:
+    """TestLessAfterScheduleFailure: a gang that failed sorts by the time it failed, behind
+    a newer gang of the same priority, until it reaches its quorum again."""
+    pgs = [pod_group("pg1", created=NOW - 10), pod_group("pg2", created=NOW - 5)]
+    pl = coscheduling(FakeHandle(pgs=pgs), wall=Clock(NOW))
+    p1, p2 = queued("p1", "ns", HIGH, "pg1"), queued("p2", "ns", HIGH, "pg2")
+    assert pl.less(p1, p2)
+    pl.manager.mark_pod_group_schedule_failure("ns/pg1")
+    assert not pl.less(p1, p2)
+    assert pl.less(p2, p1)
+    pl.manager.clear_pod_group_schedule_failure("ns/pg1")
+    assert pl.less(p1, p2)
+
+
+def test_mark_and_clear_pod_group_schedule_failure() -> None:
+    """TestMarkAndClearPodGroupScheduleFailure: the group's time is its creation, then its
+    failure, then its creation again."""
+    wall = Clock(NOW)
+    pl = coscheduling(FakeHandle(pgs=[pod_group("pg1", created=NOW - 10)]), wall=wall)
+    pod = member("p1", "pg1")
+    assert pl.manager.creation_time(pod, NOW) == NOW - 10
+    pl.manager.mark_pod_group_schedule_failure("ns/pg1")
+    assert pl.manager.creation_time(pod, NOW) == NOW > NOW - 10
+    pl.manager.clear_pod_group_schedule_failure("ns/pg1")
+    assert pl.manager.creation_time(pod, NOW) == NOW - 10
+
+
+def test_a_failure_counts_even_for_a_group_not_found_and_later_failures_sort_later() -> None:
+    wall = Clock(NOW)
+    pl = coscheduling(FakeHandle(), wall=wall)
+    # Upstream reads the failure before it looks the group up.
+    assert pl.manager.creation_time(member("p", "gone"), 1.0) == 1.0
+    pl.manager.mark_pod_group_schedule_failure("ns/gone")
+    assert pl.manager.creation_time(member("p", "gone"), 1.0) == NOW
+    # Two failures within one tick of the clock keep the order they happened in.
+    pl.manager.mark_pod_group_schedule_failure("ns/later")
+    assert pl.manager.creation_time(member("p", "later"), 1.0) > NOW
+    # A pod of no group is never penalised.
+    assert pl.manager.creation_time(make_pod("lone", namespace="ns"), 7.0) == 7.0
+
+
 # -- coscheduling_test.go: TestPermit ----------------------------------------------------
 
 
@@ -527,10 +601,60 @@ def test_permit_allows_the_waiting_members_once_the_quorum_is_reached() -> None:
     assert bystander.verdict is None  # same group name, another namespace
 
 
-def test_permit_does_not_count_the_pod_itself_assumed_in_the_live_snapshot() -> None:
-    pod = member("p1", "pg", node_name="node")  # assumed just before Permit
+def test_permit_counts_the_pod_itself_once() -> None:
+    pod = member("p1", "pg", node_name="node")  # listed bound, and now at Permit
     handle = FakeHandle(nodes("node"), [pod], [pod_group("pg", min_member=2)])
-    assert coscheduling(handle).manager.permit(CycleState(), pod) == PermitVerdict.WAIT
+    pl = coscheduling(handle)
+    assert pl.manager.permit(CycleState(), pod) == PermitVerdict.WAIT
+    assert pl.manager.permit(CycleState(), pod) == PermitVerdict.WAIT  # a retry: still one
+
+
+def test_permit_counts_the_members_past_permit_until_unreserved() -> None:
+    """Upstream's assignedPodsByPG: Permit adds the pod, Unreserve takes it out."""
+    pods = [member("p1", "pg"), member("p2", "pg")]
+    handle = FakeHandle(nodes("node"), pods, [pod_group("pg", min_member=2)])
+    pl = coscheduling(handle)
+    assert pl.manager.permit(CycleState(), pods[0]) == PermitVerdict.WAIT
+    assert pl.manager.get_assigned_pod_count("ns", "pg") == 1
+    pl.unreserve(CycleState(), pods[0], "node")
+    assert pl.manager.get_assigned_pod_count("ns", "pg") == 0
+    state = CycleState()
+    assert pl.manager.permit(state, pods[1]) == PermitVerdict.WAIT
+    assert state.get(PERMIT_STATE_KEY) is not None  # the first again: it wakes its siblings
+    assert pl.manager.permit(CycleState(), pods[0]) == PermitVerdict.SUCCESS
+
+
+def test_groups_whose_pods_are_gone_are_swept() -> None:
+    """Upstream forgets a pod when the informer deletes it; here the state of groups whose
+    pods are all gone is swept once the entries double, so a long run does not grow."""
+    n = SWEEP_MIN
+    gone = [member(f"g{i}", f"gone-{i}") for i in range(n)]
+    pgs = [pod_group(f"gone-{i}", min_member=2, created=NOW - 60) for i in range(n)]
+    handle = FakeHandle(nodes("node"), gone, [*pgs, pod_group("live", min_member=2)])
+    pl = coscheduling(handle, wall=Clock(NOW))
+    for pod in gone:
+        assert pl.manager.permit(CycleState(), pod) == PermitVerdict.WAIT
+    for pod in gone:
+        handle.cache.groups.untrack_pod(pod.uid)  # the jobs finished
+    pl.manager.mark_pod_group_schedule_failure("ns/gone-0")  # the 65th entry: a sweep
+    live = member("l0", "live")
+    handle.cache.groups.track_pod(live)
+    assert pl.manager.permit(CycleState(), live) == PermitVerdict.WAIT
+    assert list(pl.manager._past_permit) == ["ns/live"]
+    # A later pod of a swept group sorts by the group's creation, not a stale failure.
+    back = member("g0-again", "gone-0")
+    handle.cache.groups.track_pod(back)
+    assert pl.manager.creation_time(back, 0.0) == NOW - 60
+
+
+def test_a_member_deleted_after_permit_no_longer_counts() -> None:
+    pods = [member("p1", "pg"), member("p2", "pg")]
+    handle = FakeHandle(nodes("node"), pods, [pod_group("pg", min_member=2)])
+    pl = coscheduling(handle)
+    assert pl.manager.permit(CycleState(), pods[0]) == PermitVerdict.WAIT
+    handle.cache.groups.untrack_pod(pods[0].uid)  # deleted, or finished
+    assert pl.manager.permit(CycleState(), pods[1]) == PermitVerdict.WAIT
+    assert pl.manager.get_assigned_pod_count("ns", "pg") == 1
 
 
 async def test_only_the_first_member_at_permit_activates_its_siblings() -> None:
@@ -611,17 +735,44 @@ async def test_post_filter_rejects_the_gangs_waiting_members_and_drops_its_permi
     assert "ns/pg" not in pl.manager.permitted
 
 
-@pytest.mark.parametrize(("assigned", "rejects"), [(9, False), (8, True)])
-async def test_post_filter_spares_a_gang_missing_at_most_a_tenth(
-    assigned: int, rejects: bool
+@pytest.mark.parametrize(
+    ("name", "percentage", "assigned", "rejects"),
+    [
+        ("default 10%: 9/10 assigned (10% gap) -> no rejection", 10, 9, False),
+        ("default 10%: 8/10 assigned (20% gap) -> rejection", 10, 8, True),
+        ("0%: 9/10 assigned (10% gap) -> rejection (always reject)", 0, 9, True),
+        ("100%: 0/10 assigned (100% gap) -> no rejection (never reject)", 100, 0, False),
+        ("50%: 6/10 assigned (40% gap) -> no rejection", 50, 6, False),
+        ("50%: 4/10 assigned (60% gap) -> rejection", 50, 4, True),
+    ],
+)
+async def test_post_filter_reject_threshold(
+    name: str, percentage: int, assigned: int, rejects: bool
 ) -> None:
-    on_node = [member(f"p{i}", "pg", node_name="node") for i in range(assigned)]
-    handle = FakeHandle(nodes("node"), on_node, [pod_group("pg", min_member=10)])
-    waiting = handle.hold(on_node[0])
-    _, status = await coscheduling(handle).post_filter(CycleState(), member("x", "pg"), {})
-    assert status is not None
-    assert bool(status.reasons) is rejects
-    assert (waiting.verdict is not None) is rejects
+    """TestPostFilterRejectThreshold: a gang of minMember 10 missing at most
+    podGroupRejectPercentage of it is not rejected; its waiting members stay."""
+    on_node = [member(f"assigned-{i}", "pg1", node_name="node") for i in range(assigned)]
+    pod = member("p", "pg1")
+    handle = FakeHandle(nodes("node"), [*on_node, pod], [pod_group("pg1", min_member=10)])
+    waiting = handle.hold(member("w", "pg1"))
+    pl = coscheduling(handle, pod_group_reject_percentage=percentage)
+    _, status = await pl.post_filter(CycleState(), pod, {})
+    reject = "PodGroup ns/pg1 gets rejected due to Pod p is unschedulable even after PostFilter"
+    assert status is not None and status.code == Code.UNSCHEDULABLE
+    assert status.reasons == ((reject,) if rejects else ())
+    assert waiting.verdict == (("rejected", NAME, MSG_POST_FILTER_REJECTION) if rejects else None)
+
+
+@pytest.mark.parametrize(("min_member", "assigned", "rejects"), [(3, 2, True), (20, 18, False)])
+async def test_post_filter_compares_the_missing_share_with_the_percentage(
+    min_member: int, assigned: int, rejects: bool
+) -> None:
+    """1 missing of 3 is over 33 %: rejected; 2 of 20 is 10 % exactly: spared."""
+    on_node = [member(f"a{i}", "pg", node_name="node") for i in range(assigned)]
+    handle = FakeHandle(nodes("node"), on_node, [pod_group("pg", min_member=min_member)])
+    pl = coscheduling(handle, pod_group_reject_percentage=33 if min_member == 3 else 10)
+    _, status = await pl.post_filter(CycleState(), member("x", "pg"), {})
+    assert status is not None and bool(status.reasons) is rejects
 
 
 # -- Unreserve, minResources, args, events -----------------------------------------------
@@ -634,6 +785,26 @@ def test_unreserve_rejects_the_gangs_waiting_members() -> None:
     coscheduling(handle).unreserve(CycleState(), member("p2", "pg"), "node")
     assert [w.verdict for w in gang] == [("rejected", NAME, "rejection in Unreserve")] * 2
     assert bystander.verdict is None
+
+
+async def test_a_gang_rejected_or_unreserved_is_marked_failed_until_its_quorum() -> None:
+    """PostFilter's rejection and Unreserve mark the group failed (now, on the wall
+    clock); a PostFilter that spares the gang does not; Permit's success clears it."""
+    pods = [member(f"p{i}", "pg") for i in range(3)]
+    handle = FakeHandle(nodes("node"), pods, [pod_group("pg", min_member=2, created=NOW - 60)])
+    wall = Clock(NOW)
+    pl = coscheduling(handle, wall=wall, pod_group_reject_percentage=50)
+    assert pl.permit(CycleState(), pods[0], "node")[0] is not None  # waits: 1 of 2
+    await pl.post_filter(CycleState(), pods[1], {})  # 50 % missing: spared
+    assert pl.manager.creation_time(pods[1], 0.0) == NOW - 60
+    pl.unreserve(CycleState(), pods[0], "node")
+    assert pl.manager.creation_time(pods[1], 0.0) == NOW
+    wall.now = NOW + 1
+    await pl.post_filter(CycleState(), pods[1], {})  # 100 % missing: rejected
+    assert pl.manager.creation_time(pods[1], 0.0) == NOW + 1
+    assert pl.permit(CycleState(), pods[1], "node")[0] is not None
+    assert pl.permit(CycleState(), pods[2], "node") == (None, 0)
+    assert pl.manager.creation_time(pods[1], 0.0) == NOW - 60
 
 
 def test_unreserve_of_a_pod_without_a_known_group_rejects_nothing() -> None:
@@ -660,9 +831,18 @@ def test_a_passed_min_resources_check_holds_for_permit_waiting_time() -> None:
 
 
 def test_args_defaults_names_and_validation() -> None:
+    """apis/config/v1 TestSchedulingDefaults: unset (or null) args take v1's defaults."""
     assert CoschedulingArgs() == CoschedulingArgs(
-        permit_waiting_time_seconds=60, pod_group_backoff_seconds=0
+        permit_waiting_time_seconds=60, pod_group_backoff_seconds=0, pod_group_reject_percentage=10
     )
+    set_args = {
+        "permitWaitingTimeSeconds": 60,
+        "podGroupBackoffSeconds": 20,
+        "podGroupRejectPercentage": 50,
+    }
+    assert CoschedulingArgs.model_validate(set_args).model_dump(by_alias=True) == set_args
+    nulls = dict.fromkeys(set_args)
+    assert CoschedulingArgs.model_validate(nulls) == CoschedulingArgs()
     spec = {
         "profiles": [
             {
@@ -693,8 +873,66 @@ def test_args_defaults_names_and_validation() -> None:
         resolve(parse_scheduler_profile_spec(spec), default_registry(False))
     assert [str(p) for p in info.value.problems] == [
         "profiles[0](gang).pluginConfig[0](Coscheduling).args: podGroupBackoffSeconds: "
-        "Invalid value: -1: PodGroupBackoffSeconds cannot be negative"
+        "Invalid value: -1: must be greater than 0"
     ]
+
+
+@pytest.mark.parametrize(
+    ("description", "args", "error"),
+    [
+        ("correct config with valid values", (30, 60, 10), None),
+        ("valid PodGroupRejectPercentage at boundaries", (30, 0, 0), None),
+        ("valid PodGroupRejectPercentage at upper boundary", (30, 0, 100), None),
+        (
+            "invalid PermitWaitingTimeSeconds (negative value)",
+            (-10, 60, 10),
+            "permitWaitingTimeSeconds: Invalid value: -10: must be greater than 0",
+        ),
+        (
+            "invalid PodGroupBackoffSeconds (negative value)",
+            (30, -20, 10),
+            "podGroupBackoffSeconds: Invalid value: -20: must be greater than 0",
+        ),
+        (
+            "invalid PodGroupRejectPercentage (negative value)",
+            (30, 0, -1),
+            "podGroupRejectPercentage: Invalid value: -1: must be between 0 and 100",
+        ),
+        (
+            "invalid PodGroupRejectPercentage (greater than 100)",
+            (30, 0, 150),
+            "podGroupRejectPercentage: Invalid value: 150: must be between 0 and 100",
+        ),
+        (
+            "both PermitWaitingTimeSeconds and PodGroupBackoffSeconds are negative",
+            (-30, -20, 10),
+            "[permitWaitingTimeSeconds: Invalid value: -30: must be greater than 0, "
+            "podGroupBackoffSeconds: Invalid value: -20: must be greater than 0]",
+        ),
+    ],
+)
+def test_validate_coscheduling_args(
+    description: str, args: tuple[int, int, int], error: str | None
+) -> None:
+    """apis/config/validation TestValidateCoschedulingArgs, which New runs."""
+    raw = dict(
+        zip(
+            ("permitWaitingTimeSeconds", "podGroupBackoffSeconds", "podGroupRejectPercentage"),
+            args,
+            strict=True,
+        )
+    )
+    if error is None:
+        CoschedulingArgs.model_validate(raw)
+        return
+    with pytest.raises(ValidationError) as exc:
+        CoschedulingArgs.model_validate(raw)
+    assert [e["msg"].removeprefix("Value error, ") for e in exc.value.errors()] == [error]
+
+
+def test_reject_percentage_must_be_an_integer() -> None:
+    with pytest.raises(ValidationError):
+        CoschedulingArgs.model_validate({"podGroupRejectPercentage": 12.5})
 
 
 def test_events_to_register() -> None:
@@ -837,7 +1075,7 @@ async def test_two_gangs_that_fit_one_at_a_time_are_both_placed_in_turn() -> Non
     assert cluster.cpu_in_use == 2000
     assert cluster.events.failed_with["ns/b-0"] == ["optimistic rejection in PostFilter"]
     assert cluster.events.failed_with["ns/b-1"][0].endswith(
-        "PodGroup ns/b gets rejected due to Pod b-1 is unschedulable even after PostFilter."
+        "PodGroup ns/b gets rejected due to Pod b-1 is unschedulable even after PostFilter"
     )
     # a-1 takes that room, reaches the quorum and lets a-0 through.
     assert await cluster.drain() == ["a-1"]
@@ -871,6 +1109,25 @@ async def test_the_first_member_at_permit_wakes_a_sibling_turned_away_before() -
     cluster.add("g-1", "g")
     assert await cluster.drain() == ["g-1", "g-0"]
     assert cluster.bound == ["g-0", "g-1"]
+
+
+async def test_a_gang_that_failed_no_longer_holds_up_a_newer_one() -> None:
+    """The head-of-line fix: an old gang too big for the node fails; when its pods come
+    back from backoff, a newer gang's pods go first, and are placed."""
+    cluster = Cluster()
+    cluster.group("big", min_member=3, created=NOW)
+    cluster.group("small", min_member=2, created=NOW + 5)
+    for name in ("big-0", "big-1", "big-2"):
+        cluster.add(name, "big")
+    assert await cluster.drain() == ["big-0", "big-1", "big-2"]
+    assert cluster.events.failed_with["ns/big-0"] == ["optimistic rejection in PostFilter"]
+    cluster.later(60)  # big's pods are back in activeQ
+    cluster.add("small-0", "small")
+    cluster.add("small-1", "small")
+    # By creation time big (older) would come first again; by its failure, it is last.
+    assert await cluster.drain() == ["small-0", "small-1", "big-0", "big-1", "big-2"]
+    assert cluster.bound == ["small-0", "small-1"]
+    assert cluster.waiting == []
 
 
 async def test_queue_sort_keeps_gangs_together_older_group_first() -> None:

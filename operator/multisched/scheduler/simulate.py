@@ -20,6 +20,7 @@ from multisched.cache.workloads import WORKLOAD_KINDS
 from multisched.config.loader import embedded_configs
 from multisched.config.resolved import ResolvedConfig
 from multisched.framework import Registry
+from multisched.queue import QueueName
 from multisched.validation import (
     CONFIG_KINDS,
     Document,
@@ -353,6 +354,12 @@ async def simulate(
             for _, waiting in scheduler.held_at_permit():
                 waiting.expire()
             await scheduler.wait_for_bindings()
+            continue
+        if cycling and scheduler.queue.pending_counts()[QueueName.BACKOFF]:
+            # The gang that kept cycling is parked: time passes for the pods that backed off
+            # meanwhile (one tried while a member held its room, for one) to get their turn.
+            clock.advance(config.pod_max_backoff_seconds + 1)
+            scheduler.queue.flush_backoff_completed()
             continue
         if not client.nominated or not any(
             last.get(p.uid) is not None and last[p.uid].nominated_node for p in pending

@@ -1,6 +1,6 @@
 """``ElasticQuotaInfo``: one namespace's quota (min, max) and what its pods use.
 
-scheduler-plugins' ``elasticquota.go`` (v0.28): ``used`` counts the requests of the
+scheduler-plugins' ``elasticquota.go`` (v0.34.7, as v0.28): ``used`` counts the requests of the
 namespace's pods on nodes; preemption's dry runs add and remove pods from a per-cycle copy.
 The comparisons keep upstream's quirks: cpu, memory, ephemeral storage and pods not listed
 in a bound count as 0 there, while an extended resource a bound does not list is compared

@@ -1,4 +1,4 @@
-"""CapacityScheduling: elastic quotas per namespace (scheduler-plugins v0.28).
+"""CapacityScheduling: elastic quotas per namespace (scheduler-plugins v0.34.7).
 
 An ElasticQuota gives its namespace a guaranteed ``min`` and a ceiling ``max``. A pod is
 refused at PreFilter when its namespace would use more than ``max``, or when all quotas
@@ -145,8 +145,10 @@ class CapacityScheduling:
     async def post_filter(
         self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status | None]:
-        # Upstream returns the evaluator's verdict as is (no "preemption: " prefix).
-        return await QuotaPreemption(self._handle, state).preempt(state, pod, statuses)
+        # Upstream returns the evaluator's verdict as is (no "preemption: " prefix); its
+        # evaluator (kube-scheduler v1.34.7's) says nothing of a placement it found.
+        result, status = await QuotaPreemption(self._handle, state).preempt(state, pod, statuses)
+        return result, None if status is not None and status.is_success() else status
 
     # -- Reserve --------------------------------------------------------------------------
 

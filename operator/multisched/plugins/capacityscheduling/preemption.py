@@ -1,5 +1,5 @@
 """CapacityScheduling's PostFilter: upstream's preemption ``Evaluator`` with the quota-aware
-``preemptor`` of scheduler-plugins v0.28.
+``preemptor`` of scheduler-plugins v0.34.7.
 
 Everything but choosing victims is DefaultPreemption's (candidates, picking a node,
 evicting); the differences are that every node that might help is dry-run (offset 0, no
@@ -161,6 +161,9 @@ class QuotaPreemption(DefaultPreemption):
                     if (st := self._remove_victim(state, pod, p, node)) is not None:
                         return [], 0, st
                     victims.append(p)
+        # Reprieving went group by group: keep the victims most important first (v0.34).
+        if violating and non_violating:
+            victims.sort(key=key)
         return victims, num_violating, None
 
     def _remove_victim(

@@ -3,11 +3,12 @@ that the plugin's extension points delegate to."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from enum import StrEnum
 
 from multisched.cache import NodeInfo, PodInfo
-from multisched.cache.groups import POD_GROUP_LABEL, group_of
+from multisched.cache.groups import group_of
 from multisched.cache.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, format_amount
 from multisched.framework import CycleState, Handle
 
@@ -18,6 +19,8 @@ PERMIT_STATE_KEY = "PermitCoscheduling"
 #: go-cache default expirations of upstream's two caches.
 PERMITTED_DEFAULT_TTL = 3.0
 BACKED_OFF_DEFAULT_TTL = 10.0
+#: Groups tracked before the first sweep for those whose pods are all gone.
+SWEEP_MIN = 64
 
 
 class PermitVerdict(StrEnum):
@@ -42,13 +45,29 @@ class PermitState:
 
 
 class PodGroupManager:
-    def __init__(self, handle: Handle, schedule_timeout: int, clock: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        handle: Handle,
+        schedule_timeout: int,
+        clock: Callable[[], float],
+        wall_clock: Callable[[], float],
+    ) -> None:
         self.handle = handle
         self.schedule_timeout = schedule_timeout
+        self._wall_clock = wall_clock
         #: Groups whose minResources check passed recently: not checked again meanwhile.
         self.permitted = ExpiringNames(clock, PERMITTED_DEFAULT_TTL)
         #: Groups that failed recently: PreFilter turns their pods away until it expires.
         self.backed_off = ExpiringNames(clock, BACKED_OFF_DEFAULT_TTL)
+        #: "ns/group" -> uids of the members past Permit, not unreserved and not yet seen
+        #: bound: with the bound ones the pod lister has, upstream's ``assignedPodsByPG``.
+        self._past_permit: dict[str, set[str]] = {}
+        #: "ns/group" -> when it last failed, in Unix seconds: QueueSort reads it in place
+        #: of the group's creationTimestamp, so a failed gang queues behind newer ones.
+        self._last_failed: dict[str, float] = {}
+        #: Upstream forgets a pod on the informer's delete; here the groups whose pods are
+        #: all gone are swept once the entries double.
+        self._sweep_at = SWEEP_MIN
 
     def get_pod_group(self, pod: PodInfo) -> tuple[str, PodGroup | None]:
         group = group_of(pod)
@@ -68,6 +87,16 @@ class PodGroupManager:
     def delete_permitted_pod_group(self, name: str) -> None:
         self.permitted.delete(name)
 
+    def mark_pod_group_schedule_failure(self, name: str) -> None:
+        now = self._wall_clock()
+        # Strictly after the previous mark: two failures one clock tick apart keep their order.
+        latest = max(self._last_failed.values(), default=-math.inf)
+        self._last_failed[name] = now if now > latest else math.nextafter(latest, math.inf)
+        self._maybe_sweep()
+
+    def clear_pod_group_schedule_failure(self, name: str) -> None:
+        self._last_failed.pop(name, None)
+
     def pre_filter(self, pod: PodInfo) -> str | None:
         """Why the pod cannot be scheduled now, or None."""
         name, pg = self.get_pod_group(pod)
@@ -75,11 +104,17 @@ class PodGroupManager:
             return None
         if name in self.backed_off:
             return f"podGroup {name} failed recently"
-        count = len(self.members(pod))
-        if count < pg.min_member:
+        members = self.members(pod)
+        if len(members) < pg.min_member:
             return (
                 f"pre-filter pod {pod.name} cannot find enough sibling pods, "
-                f"current pods number: {count}, minMember of group: {pg.min_member}"
+                f"current pods number: {len(members)}, minMember of group: {pg.min_member}"
+            )
+        # Gated pods cannot be placed yet: the quorum is of the members free to schedule.
+        gated = sum(1 for p in members if p.scheduling_gates)
+        if len(members) - gated < pg.min_member:
+            return (
+                f"pre-filter pod {pod.name} cannot proceed due to gated pods in the same PodGroup"
             )
         if pg.min_resources is None or name in self.permitted:
             return None
@@ -97,32 +132,71 @@ class PodGroupManager:
             return PermitVerdict.POD_GROUP_NOT_SPECIFIED
         if pg is None:
             return PermitVerdict.POD_GROUP_NOT_FOUND
-        # Members assumed or bound before this cycle. Upstream's cycle snapshot predates
-        # this pod's assumption; multisched's is live and already holds it: leave it out.
-        assigned = self.calculate_assigned_pods(pg.name, pg.namespace, but=pod.uid)
-        if assigned + 1 >= pg.min_member:
+        self._maybe_sweep()
+        self._past_permit.setdefault(name, set()).add(pod.uid)
+        assigned = self.get_assigned_pod_count(pod.namespace, group_of(pod), at_permit=pod.uid)
+        if assigned >= pg.min_member:
             return PermitVerdict.SUCCESS
-        if assigned == 0:
+        if assigned == 1:
             # The gang's first member to get here wakes the rest; later ones need not.
             state.write(PERMIT_STATE_KEY, PermitState(activate=True))
         return PermitVerdict.WAIT
 
+    def unreserve(self, pod: PodInfo) -> None:
+        """The pod no longer holds a place: it leaves the group's assigned pods."""
+        name = full_name(pod)
+        past = self._past_permit.get(name)
+        if past is not None:
+            past.discard(pod.uid)
+            if not past:
+                del self._past_permit[name]
+
     def creation_time(self, pod: PodInfo, default: float) -> float:
-        """The group's creation time, or ``default`` for a pod of no (known) group."""
+        """When the group last failed, else its creation time; ``default`` for a pod of no
+        (known) group."""
+        group = group_of(pod)
+        if not group:
+            return default
+        failed = self._last_failed.get(f"{pod.namespace}/{group}")
+        if failed is not None:
+            return failed
         _, pg = self.get_pod_group(pod)
         return pg.creation_time if pg is not None else default
 
-    def calculate_assigned_pods(self, group: str, namespace: str, but: str = "") -> int:
-        """Members on a node in the snapshot (bound or assumed), the pod ``but`` aside."""
-        return sum(
-            1
-            for node in self.handle.snapshot.node_info_list
-            for p in node.pods
-            if p.labels.get(POD_GROUP_LABEL) == group
-            and p.namespace == namespace
-            and p.node_name
-            and p.uid != but
-        )
+    def get_assigned_pod_count(self, namespace: str, group: str, at_permit: str = "") -> int:
+        """The group's pods bound (as the pod lister has them) or past Permit (waiting or
+        binding); ``at_permit``, the pod at Permit now, counts even if not listed yet."""
+        name = f"{namespace}/{group}"
+        past = self._past_permit.get(name, set())
+        live = {at_permit} if at_permit else set()
+        bound = 0
+        for p in self.handle.snapshot.groups.members(namespace, group):
+            if p.uid == at_permit:
+                continue
+            if p.node_name:
+                bound += 1
+            elif p.uid in past:
+                live.add(p.uid)
+        if len(live) != len(past):
+            # Bound since, deleted or finished (upstream drops those on the informer's
+            # delete): the set keeps only the pods it alone counts.
+            if live:
+                self._past_permit[name] = live
+            else:
+                self._past_permit.pop(name, None)
+        return bound + len(live)
+
+    def _maybe_sweep(self) -> None:
+        if len(self._past_permit) + len(self._last_failed) < self._sweep_at:
+            return
+        groups = self.handle.snapshot.groups
+        for name in list(self._past_permit):
+            namespace, group = name.split("/", 1)
+            self.get_assigned_pod_count(namespace, group)
+        for name in list(self._last_failed):
+            if not groups.members(*name.split("/", 1)):
+                del self._last_failed[name]  # no pod left to sort by it
+        self._sweep_at = max(SWEEP_MIN, 2 * (len(self._past_permit) + len(self._last_failed)))
 
     def activate_siblings(self, pod: PodInfo, state: CycleState) -> None:
         """Move the gang's other pods to activeQ, when Permit asked for it."""
