@@ -1,6 +1,9 @@
-"""The cluster-file rules against kube-apiserver v1.28 itself: a valid Pod, mutated at the
-fields scheduling reads, is sent to the API server (``kubectl create --dry-run=server``) and
-checked by ``simulate``'s rules. Both must accept it, or both refuse it with the same lines.
+"""The cluster-file rules against kube-apiserver v1.37.2 itself: a valid Pod (and a Node, a
+PersistentVolume, ...), mutated at the fields scheduling reads, is sent to the API server
+(``kubectl create --dry-run=server``) and checked by ``simulate``'s rules. Both must accept
+it, or both refuse it with the same lines: v1.37's wording (label keys, lengths in bytes,
+bad values other than plain strings and numbers printed as JSON), and what the create
+strategy does first (a pod's values of matchLabelKeys merged into its selectors).
 
 Mutations keep each field's type: a value of the wrong type is refused by the API server's
 decoder in its own words (and by our OpenAPI check in the schema's), so that comparison
@@ -93,14 +96,14 @@ POD_MUTATIONS: Mutations = [
     (("spec", "nodeSelector"), [{"disk": "a b"}, {"bad key!": "x"}]),
     (
         ("spec", "containers", 0, "resources", "requests", "cpu"),
-        ["-1", "0", "1x", "100m", "0.5", "1e3", "1.5m"],
+        ["-1", "0", "1x", "100m", "0.5", "1e3", "1.5m", "-1.5"],
     ),
     (("spec", "containers", 0, "resources", "requests", "memory"), ["-1Mi", "1Qi", "64Mi"]),
     (("spec", "containers", 0, "resources", "limits"), [{"cpu": "50m"}, {"memory": "1Gi"}]),
     (("spec", "containers", 0, "ports", 0, "hostPort"), [0, -1, 70000, 8081]),
     (("spec", "containers", 0, "ports", 0, "containerPort"), [0, 70000, 9090]),
-    (("spec", "containers", 0, "ports", 0, "protocol"), ["UDP", "SCTP", "HTTP", "tcp"]),
-    (("spec", "tolerations", 0, "operator"), ["Exists", "In", ""]),
+    (("spec", "containers", 0, "ports", 0, "protocol"), ["UDP", "SCTP", "HTTP", "tcp", ""]),
+    (("spec", "tolerations", 0, "operator"), ["Exists", "In", "", "Gt"]),
     (("spec", "tolerations", 0, "effect"), ["NoExecute", "PreferNoSchedule", "Never", ""]),
     (("spec", "tolerations", 0, "key"), ["", "a b", "example.com/k"]),
     (("spec", "tolerations", 0, "tolerationSeconds"), [5, -5]),
@@ -139,7 +142,7 @@ POD_MUTATIONS: Mutations = [
             0,
             "values",
         ),
-        [["x"], ["1", "2"], []],
+        [["x"], ["1", "2"], [], ["x y"]],
     ),
     (
         (
@@ -179,6 +182,30 @@ POD_MUTATIONS: Mutations = [
             {"matchExpressions": [{"key": "app", "operator": "Exists", "values": ["x"]}]},
         ],
     ),
+    (
+        (
+            "spec",
+            "affinity",
+            "podAntiAffinity",
+            "preferredDuringSchedulingIgnoredDuringExecution",
+            0,
+            "podAffinityTerm",
+            "matchLabelKeys",
+        ),
+        [["app"], ["tier"], ["a b"]],
+    ),
+    (
+        (
+            "spec",
+            "affinity",
+            "podAntiAffinity",
+            "preferredDuringSchedulingIgnoredDuringExecution",
+            0,
+            "podAffinityTerm",
+            "mismatchLabelKeys",
+        ),
+        [["app"], ["tier"]],
+    ),
     (("spec", "topologySpreadConstraints", 0, "maxSkew"), [0, -1, 3]),
     (("spec", "topologySpreadConstraints", 0, "topologyKey"), ["", "a b"]),
     (("spec", "topologySpreadConstraints", 0, "whenUnsatisfiable"), ["ScheduleAnyway", "Never"]),
@@ -215,7 +242,10 @@ NODE_MUTATIONS: Mutations = [
         ],
     ),
     (("spec", "unschedulable"), [True]),
-    (("spec", "podCIDR"), ["10.0.0.0/24", "not-a-cidr", "010.1.0.0/16"]),
+    (
+        ("spec", "podCIDR"),
+        ["10.0.0.0/24", "not-a-cidr", "010.1.0.0/16", "10.0.0.1/24", "::ffff:1.2.3.4/120"],
+    ),
     (
         ("spec", "podCIDRs"),
         [
@@ -228,7 +258,11 @@ NODE_MUTATIONS: Mutations = [
     ),
     (
         ("status",),
-        [{"capacity": {"cpu": "-1"}}, {"capacity": {"pods": "110"}, "allocatable": {"cpu": "-1"}}],
+        [
+            {"capacity": {"cpu": "-1"}},
+            {"capacity": {"pods": "110"}, "allocatable": {"cpu": "-1"}},
+            {"capacity": {"pods": "1.5", "cpu": "-0.5"}},
+        ],
     ),
 ]
 
@@ -416,7 +450,7 @@ CONTROLLER: dict[str, Any] = {
     "spec": {"selector": {"app": "web"}, "template": _TEMPLATE},
 }
 CONTROLLER_MUTATIONS: Mutations = [
-    (("metadata", "name"), ["web.v1", "Web"]),
+    (("metadata", "name"), ["web.v1", "Web", "w" * 254]),
     (("spec", "selector"), [{}, {"app": "db"}, {"app": "web", "v": "2"}]),
     (("spec", "template", "metadata", "labels"), [{"app": "db"}, {}]),
 ]

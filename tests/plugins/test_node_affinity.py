@@ -479,7 +479,7 @@ def test_args_invalid() -> None:
     )
     assert (
         "addedAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].matchFields[0].values: "
-        'Invalid value: []string{"node-1", "node-2"}: must have one element' in message
+        'Invalid value: ["node-1","node-2"]: must have one element' in message
     )
 
 

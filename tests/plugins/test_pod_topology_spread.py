@@ -1245,7 +1245,7 @@ def test_args_defaults() -> None:
                     {"maxSkew": 1, "topologyKey": "a/b/c", "whenUnsatisfiable": DNS}
                 ],
             },
-            'defaultConstraints[0].topologyKey: Invalid value: "a/b/c": a qualified name must '
+            'defaultConstraints[0].topologyKey: Invalid value: "a/b/c": a valid label key must '
             "consist of",
         ),
     ],

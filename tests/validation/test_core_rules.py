@@ -1,7 +1,8 @@
 """The API server's rules for what scheduling reads; cases from pkg/apis/core/validation's
 validation_test.go (tolerations, taints, affinity, spread, ports, resources), the scheduling
 and policy validation tests, and apimachinery's label tests. Each case is one change to a
-valid object and the exact line(s) the API server's wording gives."""
+valid object and the exact line(s) kube-apiserver v1.37.2 gives (``kubectl create
+--dry-run=server``): a bad value that is not a plain string or number prints as JSON."""
 
 from __future__ import annotations
 
@@ -102,9 +103,20 @@ T = "spec.tolerations[0]"
         ),
         (
             {"key": "foo", "operator": "Exists", "value": "bar"},
-            f'{T}.operator: Invalid value: core.Toleration{{Key:"foo", Operator:"Exists", '
-            'Value:"bar", Effect:"", TolerationSeconds:(*int64)(nil)}: value must be empty when '
-            "`operator` is 'Exists'",
+            f'{T}.operator: Invalid value: "bar": value must be empty when `operator` is '
+            "'Exists'",
+        ),
+        (
+            # TaintTolerationComparisonOperators is alpha (off): listed, yet refused.
+            {"key": "foo", "operator": "Gt", "value": "5"},
+            f'{T}.operator: Unsupported value: "Gt": supported values: "Equal", "Exists", "Lt", '
+            '"Gt"',
+        ),
+        (
+            # An operator is a named string type: JSON, HTML-safe, not %q.
+            {"key": "foo", "operator": "<x>&"},
+            f'{T}.operator: Unsupported value: "\\u003cx\\u003e\\u0026": supported values: '
+            '"Equal", "Exists"',
         ),
         (
             {"operator": "Equal", "value": "bar"},
@@ -142,8 +154,8 @@ def test_toleration_key_must_be_a_label_name() -> None:
         ([{"key": "k", "effect": ""}], "metadata.taints[0].effect: Required value"),
         (
             [{"key": "k", "effect": "NoSchedule"}, {"key": "k", "effect": "NoSchedule"}],
-            'metadata.taints[1]: Duplicate value: core.Taint{Key:"k", Value:"", '
-            'Effect:"NoSchedule", TimeAdded:<nil>}: taints must be unique by key and effect pair',
+            'metadata.taints[1]: Duplicate value: {"Key":"k","Value":"","Effect":"NoSchedule",'
+            '"TimeAdded":null}: taints must be unique by key and effect pair',
         ),
         (
             [{"key": "k", "value": "has space", "effect": "NoSchedule"}],
@@ -162,20 +174,21 @@ def test_taints(taints: list[dict[str, Any]], expected: str) -> None:
     assert len(found) == 1 and found[0].startswith(expected), found
 
 
-def test_a_duplicate_taint_prints_its_time_added_in_the_local_zone(
+def test_a_duplicate_taint_prints_its_time_added_in_utc_to_the_second(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("TZ", "UTC")
+    """``metav1.Time``'s JSON: RFC 3339 in UTC, whatever the zone of the input or of the
+    process (kube-apiserver v1.37.2's line for this taint)."""
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
     time.tzset()
     try:
         taints = [
             {"key": "k", "effect": "NoExecute"},
-            {"key": "k", "effect": "NoExecute", "timeAdded": "2023-01-02T03:04:05.5+01:00"},
+            {"key": "k", "effect": "NoExecute", "timeAdded": "2023-01-02T03:04:05.5+02:00"},
         ]
         assert problems(node(taints=taints)) == [
-            'metadata.taints[1]: Duplicate value: core.Taint{Key:"k", Value:"", '
-            'Effect:"NoExecute", TimeAdded:time.Date(2023, time.January, 2, 2, 4, 5, 500000000, '
-            "time.Local)}: taints must be unique by key and effect pair"
+            'metadata.taints[1]: Duplicate value: {"Key":"k","Value":"","Effect":"NoExecute",'
+            '"TimeAdded":"2023-01-02T01:04:05Z"}: taints must be unique by key and effect pair'
         ]
     finally:
         monkeypatch.undo()
@@ -199,45 +212,61 @@ def test_allocatable_defaults_to_capacity() -> None:
     ]
 
 
+CIDR = "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"
+ZEROS = "must not have leading 0s in IP or prefix length"
+
+
 @pytest.mark.parametrize(
     ("spec", "expected"),
     [
         ({"podCIDR": "10.0.0.0/24"}, []),
         ({"podCIDRs": ["10.0.0.0/24", "fd00::/64"]}, []),
-        ({"podCIDRs": ["010.0.0.0/24"]}, []),  # k8s.io/utils parses IPv4 leading zeros
+        # StrictIPCIDRValidation (on since v1.36): what the sloppy parser took, netip refuses.
         (
-            {"podCIDR": "not-a-cidr"},
-            ['spec.podCIDRs[0]: Invalid value: []string{"not-a-cidr"}: must be valid CIDR'],
+            {"podCIDRs": ["010.0.0.0/24"]},
+            [f'spec.podCIDRs[0]: Invalid value: "010.0.0.0/24": {ZEROS}'],
         ),
+        ({"podCIDR": "10.0.0.0/08"}, [f'spec.podCIDRs[0]: Invalid value: "10.0.0.0/08": {ZEROS}']),
+        ({"podCIDR": "0000a::/64"}, [f'spec.podCIDRs[0]: Invalid value: "0000a::/64": {ZEROS}']),
+        (
+            {"podCIDR": "10.0.0.1/24"},
+            [
+                'spec.podCIDRs[0]: Invalid value: "10.0.0.1/24": must not have bits set beyond '
+                "the prefix length"
+            ],
+        ),
+        ({"podCIDR": "not-a-cidr"}, [f'spec.podCIDRs[0]: Invalid value: "not-a-cidr": {CIDR}']),
         (
             # The singular field wins when the two disagree.
             {"podCIDR": "x", "podCIDRs": ["10.0.0.0/24"]},
-            ['spec.podCIDRs[0]: Invalid value: []string{"x"}: must be valid CIDR'],
+            [f'spec.podCIDRs[0]: Invalid value: "x": {CIDR}'],
         ),
         (
             {"podCIDRs": ["10.0.0.0/24", "x"]},
             [
-                'spec.podCIDRs[1]: Invalid value: []string{"10.0.0.0/24", "x"}: must be valid CIDR',
+                f'spec.podCIDRs[1]: Invalid value: "x": {CIDR}',
                 "spec.podCIDRs: Internal error: invalid PodCIDRs. failed to check with dual "
                 "stack with error:invalid CIDR[1]: <nil> (invalid CIDR address: x)",
-                'spec.podCIDRs: Invalid value: []string{"10.0.0.0/24", "x"}: may specify no '
-                "more than one CIDR for each IP family",
+                'spec.podCIDRs: Invalid value: ["10.0.0.0/24","x"]: may specify no more than one '
+                "CIDR for each IP family",
             ],
         ),
         (
+            # No duplicate check of its own (v1.28 had one).
             {"podCIDRs": ["10.0.0.0/24", "10.0.0.0/24"]},
             [
-                'spec.podCIDRs: Invalid value: []string{"10.0.0.0/24", "10.0.0.0/24"}: may '
-                "specify no more than one CIDR for each IP family",
-                'spec.podCIDRs[1]: Duplicate value: "10.0.0.0/24"',
+                'spec.podCIDRs: Invalid value: ["10.0.0.0/24","10.0.0.0/24"]: may specify no '
+                "more than one CIDR for each IP family"
             ],
         ),
         (
-            # A masked IPv4-mapped network is IPv4 (To4).
+            # Refused as IPv4-mapped, and counted as IPv4 (To4) for the pair.
             {"podCIDRs": ["10.0.0.0/24", "::ffff:1.2.3.4/120"]},
             [
-                'spec.podCIDRs: Invalid value: []string{"10.0.0.0/24", "::ffff:1.2.3.4/120"}: '
-                "may specify no more than one CIDR for each IP family"
+                'spec.podCIDRs[1]: Invalid value: "::ffff:1.2.3.4/120": must not have an '
+                "IPv4-mapped IPv6 address",
+                'spec.podCIDRs: Invalid value: ["10.0.0.0/24","::ffff:1.2.3.4/120"]: may specify '
+                "no more than one CIDR for each IP family",
             ],
         ),
     ],
@@ -251,9 +280,7 @@ def test_pod_cidrs(spec: dict[str, Any], expected: list[str]) -> None:
     ["10.0.0.0/33", "::/129", "1:2:3:4:5:6:7::8/64", "fe80::1%e/64", "1.2.3/8", "10.0.0.0/+8"],
 )
 def test_cidrs_go_refuses(cidr: str) -> None:
-    assert problems(node(podCIDRs=[cidr])) == [
-        f'spec.podCIDRs[0]: Invalid value: []string{{"{cidr}"}}: must be valid CIDR'
-    ]
+    assert problems(node(podCIDRs=[cidr])) == [f'spec.podCIDRs[0]: Invalid value: "{cidr}": {CIDR}']
 
 
 S = "spec.topologySpreadConstraints"
@@ -289,7 +316,7 @@ def test_topology_spread(change: dict[str, Any], expected: str) -> None:
 
 
 def test_topology_spread_duplicate_key_and_action() -> None:
-    """Said of each constraint that a later one repeats (kube-apiserver v1.28's lines for
+    """Said of each constraint that a later one repeats (kube-apiserver v1.37.2's lines for
     three alike constraints, from ``kubectl create --dry-run=server``)."""
     c = {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
     assert problems(pod(topologySpreadConstraints=[c, dict(c), dict(c)])) == [
@@ -314,14 +341,28 @@ def test_topology_spread_duplicate_key_and_action() -> None:
         pytest.param(
             {"labelSelector": {"matchLabels": {"app": "a"}}, "matchLabelKeys": ["app", "b c"]},
             [
-                f'{S}[0].matchLabelKeys[0]: Invalid value: "app": exists in both '
-                "matchLabelKeys and labelSelector",
                 f'{S}[0].matchLabelKeys[1]: Invalid value: "b c": name part must consist of '
                 "alphanumeric characters, '-', '_' or '.', and must start and end with an "
                 "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used "
                 "for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+                # The pod's app=a was merged as "app In (a)", which repeats the selector's key;
+                # upstream's path leaves out the field's name.
+                f'{S}[0][0]: Invalid value: "app": exists in both matchLabelKeys and labelSelector',
             ],
             id="matchLabelKeys: a selector's key, a bad name",
+        ),
+        pytest.param(
+            {
+                "labelSelector": {"matchExpressions": [{"key": "app", "operator": "Exists"}]},
+                "matchLabelKeys": ["app", "app"],
+            },
+            [f'{S}[0][1]: Invalid value: "app": exists in both matchLabelKeys and labelSelector'],
+            id="matchLabelKeys: a key twice, said once at its last index",
+        ),
+        pytest.param(
+            {"labelSelector": {"matchLabels": {"tier": "x"}}, "matchLabelKeys": ["tier"]},
+            [],
+            id="matchLabelKeys: a key the pod does not carry merges nothing",
         ),
         pytest.param(
             {"matchLabelKeys": ["app"]},
@@ -336,9 +377,26 @@ def test_topology_spread_duplicate_key_and_action() -> None:
 def test_topology_spread_as_the_api_server_words_it(
     change: dict[str, Any], expected: list[str]
 ) -> None:
-    """kube-apiserver v1.28's lines for these constraints (``kubectl create --dry-run=server``)."""
+    """kube-apiserver v1.37.2's lines for these constraints, on a pod labelled app=a: its
+    values of matchLabelKeys join the selector before validation (``mutateTopologySpread
+    Constraints``, MatchLabelKeysInPodTopologySpreadSelectorMerge)."""
     base = {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
-    assert problems(pod(topologySpreadConstraints=[{**base, **change}])) == expected
+    obj = pod(topologySpreadConstraints=[{**base, **change}])
+    obj["metadata"]["labels"] = {"app": "a"}
+    assert problems(obj) == expected
+
+
+def test_a_merged_value_is_validated_as_a_selector_value() -> None:
+    """A bad label value of the pod reappears in the selector it was merged into."""
+    c = {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}
+    c |= {"labelSelector": {"matchLabels": {"x": "y"}}, "matchLabelKeys": ["app"]}
+    obj = pod(topologySpreadConstraints=[c])
+    obj["metadata"]["labels"] = {"app": "a b"}
+    found = problems(obj)
+    assert [line.split(": ")[0] for line in found] == [
+        "metadata.labels",
+        f"{S}[0].labelSelector.matchExpressions[0].values[0]",
+    ]
 
 
 def test_max_skew_as_a_string_is_a_type_error() -> None:
@@ -405,7 +463,7 @@ def _required_terms(*exprs: dict[str, Any], fields: Any = None) -> dict[str, Any
             f"{NA}.{PREF}[0].weight: Invalid value: 101: must be in the range 1-100",
         ),
         (
-            # Required, and then the label-name check's two lines (kube-apiserver v1.28's).
+            # Required, and then the label-name check's two lines (kube-apiserver v1.37.2's).
             {"podAffinity": {REQ: [{"labelSelector": {}, "topologyKey": ""}]}},
             f"spec.affinity.podAffinity.{REQ}[0].topologyKey: Required value: can not be empty\n"
             f'spec.affinity.podAffinity.{REQ}[0].topologyKey: Invalid value: "": name part must '
@@ -446,6 +504,82 @@ def test_affinity(affinity: dict[str, Any], expected: str) -> None:
     assert problems(pod(affinity=affinity)) == expected.split("\n")
 
 
+LABEL_VALUE = (
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
+    "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "
+    "'my_value',  or '12345', regex used for validation is "
+    "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+)
+
+
+def test_required_node_affinity_values_are_label_values() -> None:
+    """Since v1.30 (validation_test.go's "invalid label value in required node affinity"):
+    a required term's values are label values; a preferred term's are not checked, as it
+    can still match the only node."""
+    bad = {"key": "a", "operator": "In", "values": ["ok", "x y"]}
+    assert problems(pod(affinity=_required_terms(bad))) == [
+        f"{NA}.{REQ}.nodeSelectorTerms[0].matchExpressions[0].values[1]: Invalid value: "
+        f'"x y": {LABEL_VALUE}'
+    ]
+    preferred = {"nodeAffinity": {PREF: [{"weight": 1, "preference": {"matchExpressions": [bad]}}]}}
+    assert problems(pod(affinity=preferred)) == []
+
+
+def test_match_fields_values_are_node_names() -> None:
+    field = {"key": "metadata.name", "operator": "In", "values": ["Bad_Name"]}
+    [line] = problems(pod(affinity=_required_terms(fields=[field])))
+    assert line.startswith(
+        f"{NA}.{REQ}.nodeSelectorTerms[0].matchFields[0].values[0]: Invalid value: "
+        '"Bad_Name": a lowercase RFC 1123 subdomain'
+    )
+
+
+PA = f"spec.affinity.podAffinity.{REQ}[0]"
+
+
+@pytest.mark.parametrize(
+    ("term", "expected"),
+    [
+        pytest.param(
+            {"labelSelector": {"matchLabels": {"app": "web"}}, "matchLabelKeys": ["app"]},
+            [f'{PA}[0]: Invalid value: "app": exists in both matchLabelKeys and labelSelector'],
+            id="a key of the selector, merged again",
+        ),
+        pytest.param(
+            {"labelSelector": {}, "matchLabelKeys": ["app"], "mismatchLabelKeys": ["app"]},
+            [
+                f'{PA}[0]: Invalid value: "app": exists in both matchLabelKeys and labelSelector',
+                f'{PA}.matchLabelKeys[0]: Invalid value: "app": exists in both matchLabelKeys '
+                "and mismatchLabelKeys",
+            ],
+            id="a key in both lists",
+        ),
+        pytest.param(
+            {"matchLabelKeys": ["app"], "mismatchLabelKeys": ["x"]},
+            [
+                f"{PA}.matchLabelKeys: Forbidden: must not be specified when labelSelector is not "
+                "set",
+                f"{PA}.mismatchLabelKeys: Forbidden: must not be specified when labelSelector is "
+                "not set",
+            ],
+            id="no selector",
+        ),
+        pytest.param(
+            {"labelSelector": {"matchLabels": {"tier": "x"}}, "matchLabelKeys": ["tier"]},
+            [],
+            id="a key the pod does not carry",
+        ),
+    ],
+)
+def test_pod_affinity_label_keys(term: dict[str, Any], expected: list[str]) -> None:
+    """``ValidateMatchLabelKeysAndMismatchLabelKeys`` after the create strategy merged the
+    pod's values into the selector (MatchLabelKeysInPodAffinity, GA): kube-apiserver
+    v1.37.2's lines for a pod labelled app=web."""
+    obj = pod(affinity={"podAffinity": {REQ: [{**term, "topologyKey": "zone"}]}})
+    obj["metadata"]["labels"] = {"app": "web"}
+    assert problems(obj) == expected
+
+
 def test_selector_values_as_a_string_are_refused_not_matched_per_character() -> None:
     """``values: "xyz"`` once matched a node labelled ``a=x``."""
     affinity = _required_terms({"key": "a", "operator": "In", "values": "xyz"})
@@ -483,16 +617,42 @@ P = "spec.containers[0].ports[0]"
             {"containerPort": 80, "protocol": "tcp"},
             f'{P}.protocol: Unsupported value: "tcp": supported values: "SCTP", "TCP", "UDP"',
         ),
-        (
-            {"containerPort": 80, "hostIP": "not-an-ip"},
-            f'{P}.hostIP: Invalid value: "not-an-ip": must be a valid IP address',
-        ),
     ],
 )
 def test_ports(port: dict[str, Any], expected: str) -> None:
     p = pod()
     p["spec"]["containers"][0]["ports"] = [port]
     assert problems(p) == [expected]
+
+
+def test_an_empty_protocol_is_tcp_and_the_host_ip_is_not_checked() -> None:
+    p = pod()
+    p["spec"]["containers"][0]["ports"] = [
+        {"containerPort": 80, "protocol": "", "hostIP": "not-an-ip"}
+    ]
+    assert problems(p) == []
+
+
+def test_host_ports_conflict_across_containers_and_within_an_init_container() -> None:
+    """``AccumulateUniqueHostPorts``: protocol (defaulted), host IP and port."""
+    p = pod()
+    p["spec"]["containers"] = [
+        {"name": "a", "ports": [{"containerPort": 1, "hostPort": 8080}]},
+        {"name": "b", "ports": [{"containerPort": 1, "hostPort": 8080, "protocol": "TCP"}]},
+        {"name": "c", "ports": [{"containerPort": 1, "hostPort": 8080, "protocol": "UDP"}]},
+        {"name": "d", "ports": [{"containerPort": 1, "hostPort": 8080, "hostIP": "1.2.3.4"}]},
+    ]
+    init = [{"containerPort": 1, "hostPort": 9}, {"containerPort": 2, "hostPort": 9}]
+    p["spec"]["initContainers"] = [
+        {"name": "i", "ports": init},
+        {"name": "j", "ports": [{"containerPort": 1, "hostPort": 9}]},
+        {"name": "a"},
+    ]
+    assert problems(p) == [
+        'spec.containers[1].ports[0].hostPort: Duplicate value: "TCP//8080"',
+        'spec.initContainers[0].ports[1].hostPort: Duplicate value: "TCP//9"',
+        'spec.initContainers[2].name: Duplicate value: "a"',
+    ]
 
 
 R = "spec.containers[0].resources"
@@ -526,13 +686,63 @@ R = "spec.containers[0].resources"
         (
             {"requests": {"gpu": "1"}},
             [
+                f'{R}.requests[gpu]: Invalid value: "gpu": must be a standard resource type or '
+                "fully qualified",
                 f'{R}.requests[gpu]: Invalid value: "gpu": must be a standard resource for '
+                "containers",
+            ],
+        ),
+        (
+            {"requests": {"pods": "1"}},
+            [
+                f'{R}.requests[pods]: Invalid value: "pods": must be a standard resource for '
                 "containers"
             ],
         ),
         (
+            # A refused name does not spare its quantity the checks.
+            {"requests": {"bad key!": "-1"}},
+            [
+                f'{R}.requests[bad key!]: Invalid value: "bad key!": name part must consist of '
+                "alphanumeric characters, '-', '_' or '.', and must start and end with an "
+                "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used "
+                "for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+                f'{R}.requests[bad key!]: Invalid value: "bad key!": must be a standard resource '
+                "for containers",
+                f'{R}.requests[bad key!]: Invalid value: "-1": must be greater than or equal to 0',
+            ],
+        ),
+        (
+            # Quantities show as the API server holds them: Quantity.String(), rounded to 1m.
+            {"requests": {"cpu": "-1.5"}},
+            [f'{R}.requests[cpu]: Invalid value: "-1500m": must be greater than or equal to 0'],
+        ),
+        (
             {"limits": {"example.com/gpu": "1.5"}},
-            [f'{R}.limits[example.com/gpu]: Invalid value: "1.5": must be an integer'],
+            [f'{R}.limits[example.com/gpu]: Invalid value: "1500m": must be an integer'],
+        ),
+        ({"limits": {"example.com/gpu": "0.9999"}}, []),  # rounded up to 1 first
+        (
+            {"requests": {"cpu": "2"}, "limits": {"cpu": "1.5"}},
+            [f'{R}.requests: Invalid value: "2": must be less than or equal to cpu limit of 1500m'],
+        ),
+        ({"requests": {"cpu": "1.0001"}, "limits": {"cpu": "1.001"}}, []),
+        (
+            # A negative amount still takes part in the comparisons that follow.
+            {"requests": {"example.com/gpu": "-1"}},
+            [
+                f'{R}.requests[example.com/gpu]: Invalid value: "-1": must be greater than or '
+                "equal to 0",
+                f"{R}.limits: Required value: Limit must be set for non overcommitable resources",
+            ],
+        ),
+        (
+            {"requests": {"example.com/gpu": "1"}, "limits": {"example.com/gpu": "-1"}},
+            [
+                f'{R}.limits[example.com/gpu]: Invalid value: "-1": must be greater than or '
+                "equal to 0",
+                f'{R}.requests: Invalid value: "1": must be equal to example.com/gpu limit of -1',
+            ],
         ),
         (
             {"requests": {"example.com/gpu": "1"}},
@@ -542,7 +752,30 @@ R = "spec.containers[0].resources"
             {"requests": {"example.com/gpu": "1"}, "limits": {"example.com/gpu": "2"}},
             [f'{R}.requests: Invalid value: "1": must be equal to example.com/gpu limit of 2'],
         ),
-        ({"requests": {"hugepages-2Mi": "2Mi"}, "limits": {"hugepages-2Mi": "2Mi"}}, []),
+        (
+            {"requests": {"cpu": "1", "hugepages-2Mi": "4Mi"}, "limits": {"hugepages-2Mi": "4Mi"}},
+            [],
+        ),
+        (
+            {"requests": {"hugepages-2Mi": "2Mi"}, "limits": {"hugepages-2Mi": "2Mi"}},
+            [f"{R}: Forbidden: HugePages require cpu or memory"],
+        ),
+        (
+            {"requests": {"cpu": "1", "hugepages-2Mi": "3Mi"}, "limits": {"hugepages-2Mi": "3Mi"}},
+            [
+                f'{R}.limits[hugepages-2Mi]: Invalid value: "3Mi": 3Mi is not positive integer '
+                "multiple of hugepages-2Mi",
+                f'{R}.requests[hugepages-2Mi]: Invalid value: "3Mi": 3Mi is not positive integer '
+                "multiple of hugepages-2Mi",
+            ],
+        ),
+        (
+            {"limits": {"memory": "1Gi", "hugepages-abc": "2Mi"}},
+            [
+                f'{R}.limits[hugepages-abc]: Invalid value: "2Mi": 2Mi is not positive integer '
+                "multiple of hugepages-abc"
+            ],
+        ),
         ({"requests": {"cpu": "500m"}, "limits": {"cpu": "1"}}, []),
     ],
 )
@@ -550,6 +783,25 @@ def test_resources(resources: dict[str, Any], expected: list[str]) -> None:
     p = pod()
     p["spec"]["containers"][0]["resources"] = resources
     assert problems(p) == expected
+
+
+def test_the_overhead_is_checked_as_limits() -> None:
+    """``validateOverhead`` reuses the container rules, with the overhead as limits."""
+    assert problems(pod(overhead={"cpu": "-1"})) == [
+        'spec.overhead.limits[cpu]: Invalid value: "-1": must be greater than or equal to 0'
+    ]
+
+
+def test_node_integer_resources_show_their_quantity() -> None:
+    """``integerResources``, as ``Quantity.String()`` after the defaults' rounding."""
+    n = node()
+    n["status"] = {"capacity": {"pods": "1.5", "services": "2.5", "cpu": "-1.5"}}
+    n["status"]["allocatable"] = {"pods": "0.9999"}  # rounded up to 1: whole
+    assert problems(n) == [
+        'status.capacity.pods: Invalid value: "1500m": must be an integer',
+        'status.capacity.services: Invalid value: "2500m": must be an integer',
+        'status.capacity.cpu: Invalid value: "-1500m": must be greater than or equal to 0',
+    ]
 
 
 def test_node_allocatable_quantities() -> None:
@@ -570,7 +822,16 @@ def test_node_allocatable_quantities() -> None:
 @pytest.mark.parametrize(
     ("labels", "expected"),
     [
-        ({"a/b/c": "x"}, 'metadata.labels: Invalid value: "a/b/c": a qualified name must'),
+        ({"a/b/c": "x"}, 'metadata.labels: Invalid value: "a/b/c": a valid label key must'),
+        (
+            {"a": "x" * 64},
+            f'metadata.labels: Invalid value: "{"x" * 64}": must be no more than 63 bytes',
+        ),
+        (
+            {"x" * 64: "v"},
+            f'metadata.labels: Invalid value: "{"x" * 64}": name part must be no more than 63 '
+            "bytes",
+        ),
         ({"a": "has space"}, 'metadata.labels: Invalid value: "has space": a valid label must'),
         ({"a": None}, "metadata.labels: Invalid value: null: a label value must be a string"),
         ({"a": 5}, 'metadata.labels.a: Invalid value: "integer": metadata.labels.a in body must'),
@@ -584,15 +845,35 @@ def test_labels(labels: dict[str, Any], expected: str) -> None:
 
 
 def test_names() -> None:
-    p = pod(schedulerName="Bad_Name", nodeName="", preemptionPolicy="Sometimes")
+    """A scheduler's name is not checked upstream; a node's is."""
+    p = pod(schedulerName="Bad_Name", nodeName="Bad_Name", preemptionPolicy="Sometimes")
     p["metadata"]["name"] = "Bad_Name"
     found = problems(p)
+    assert len(found) == 3, found
     assert found[0].startswith('metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123')
-    assert found[1].startswith('spec.schedulerName: Invalid value: "Bad_Name": a lowercase RFC')
+    assert found[1].startswith('spec.nodeName: Invalid value: "Bad_Name": a lowercase RFC 1123')
     assert found[2] == (  # ValidatePreemptionPolicy's order
         'spec.preemptionPolicy: Unsupported value: "Sometimes": supported values: '
         '"PreemptLowerPriority", "Never"'
     )
+
+
+def test_lengths_are_bytes_and_said_per_family() -> None:
+    """Object names (util/validation) say "characters", label keys and values
+    (api/validate/content) say "bytes"; both count UTF-8 bytes, as Go's len does."""
+    p = pod()
+    p["metadata"]["name"] = "a" * 254
+    p["metadata"]["labels"] = {"app": "é" * 32}  # 32 characters, 64 bytes
+    found = problems(p)
+    assert (
+        found[0]
+        == f'metadata.name: Invalid value: "{"a" * 254}": must be no more than 253 characters'
+    )
+    assert (
+        found[1] == f'metadata.labels: Invalid value: "{"é" * 32}": must be no more than 63 bytes'
+    )
+    assert found[2].startswith(f'metadata.labels: Invalid value: "{"é" * 32}": a valid label must')
+    assert len(found) == 3
 
 
 def priority_class(name: str, value: Any, **extra: Any) -> dict[str, Any]:
@@ -668,36 +949,31 @@ def pdb(**spec: Any) -> dict[str, Any]:
     ("obj", "expected"),
     [
         (
-            # The whole spec is the bad value; its pointers print as (0x…) or (nil).
-            pdb(minAvailable=1, maxUnavailable=1),
+            # The whole spec is the bad value: an internal type, its Go field names in JSON.
+            pdb(minAvailable=1, maxUnavailable="10%", unhealthyPodEvictionPolicy="AlwaysAllow"),
             [
-                "spec: Invalid value: policy.PodDisruptionBudgetSpec{"
-                "MinAvailable:(*intstr.IntOrString)(0x…), Selector:(*v1.LabelSelector)(0x…), "
-                "MaxUnavailable:(*intstr.IntOrString)(0x…), "
-                "UnhealthyPodEvictionPolicy:(*policy.UnhealthyPodEvictionPolicyType)(nil)}: "
+                'spec: Invalid value: {"MinAvailable":1,"Selector":{"matchLabels":{"app":"x"}},'
+                '"MaxUnavailable":"10%","UnhealthyPodEvictionPolicy":"AlwaysAllow"}: '
                 "minAvailable and maxUnavailable cannot be both set"
             ],
         ),
         (
             pdb(minAvailable="101%"),
-            [
-                "spec.minAvailable: Invalid value: intstr.IntOrString{Type:1, IntVal:0, "
-                'StrVal:"101%"}: must not be greater than 100%'
-            ],
+            ['spec.minAvailable: Invalid value: "101%": must not be greater than 100%'],
         ),
         (
             pdb(minAvailable="5%\n"),  # Go's $ does not match before a final newline
             [
-                "spec.minAvailable: Invalid value: intstr.IntOrString{Type:1, IntVal:0, "
-                'StrVal:"5%\\n"}: a valid percent string must be a numeric string followed by '
-                "an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')"
+                'spec.minAvailable: Invalid value: "5%\\n": a valid percent string must be a '
+                "numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for "
+                "validation is '[0-9]+%')"
             ],
         ),
         (
             pdb(minAvailable="0" * 5000 + "99" * 3000 + "%"),  # strconv.Atoi saturates
             [
-                "spec.minAvailable: Invalid value: intstr.IntOrString{Type:1, IntVal:0, "
-                f'StrVal:"{"0" * 5000 + "99" * 3000}%"}}: must not be greater than 100%'
+                f'spec.minAvailable: Invalid value: "{"0" * 5000 + "99" * 3000}%": must not be '
+                "greater than 100%"
             ],
         ),
         (

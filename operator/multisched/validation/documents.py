@@ -32,6 +32,7 @@ CLUSTER_KINDS = (
     "CSINode",
     "CSIDriver",
     "CSIStorageCapacity",
+    "VolumeAttachment",
     "PodGroup",
     "ElasticQuota",
     "Service",

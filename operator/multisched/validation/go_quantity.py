@@ -1,5 +1,5 @@
 """``resource.Quantity`` as kube-apiserver holds and prints it: what its validation messages
-show of a quantity (its canonical text, its whole value, Go's ``%#v``), so that a refused
+show of a quantity (its canonical text, its whole value, its JSON), so that a refused
 quantity reads as the API server's line.
 """
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from .names import go_value
+from .names import go_json
 from .quantity import (
     BINARY_SUFFIXES,
     DECIMAL_SUFFIXES,
@@ -150,16 +150,6 @@ class GoQuantity:
         whole, rest = divmod(self.milli, 1000)
         return _wrap64(whole) + (rest != 0)
 
-    def go_syntax(self) -> str:
-        """``%#v``. An ``inf.Dec`` prints as its address, shown as the e2e test masks it."""
-        value, scale = (self.value, self.scale) if self.milli is None else (0, 0)
-        dec = "(*inf.Dec)(nil)" if self.milli is None else "(*inf.Dec)(0x…)"
-        return (
-            f"resource.Quantity{{i:resource.int64Amount{{value:{value}, scale:{scale}}}, "
-            f"d:resource.infDecAmount{{Dec:{dec}}}, s:{go_value(self.s)}, "
-            f"Format:{go_value(self.format)}}}"
-        )
-
 
 def quantity_text(value: Any) -> str:
     """What the API server reads: kubectl sends a YAML number as Go's JSON encoder writes
@@ -175,8 +165,8 @@ def quantity_text(value: Any) -> str:
 
 
 def go_resource_list(resources: dict[str, GoQuantity] | None) -> str:
-    """``%#v`` of a ``core.ResourceList`` (Go prints a map's keys sorted)."""
+    """A ``core.ResourceList`` as JSON: keys sorted, each quantity its ``String()``; nil is
+    null."""
     if resources is None:
-        return "core.ResourceList(nil)"
-    listed = ", ".join(f"{go_value(k)}:{resources[k].go_syntax()}" for k in sorted(resources))
-    return f"core.ResourceList{{{listed}}}"
+        return "null"
+    return go_json({k: resources[k].string() for k in sorted(resources)})

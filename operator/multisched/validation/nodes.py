@@ -1,10 +1,11 @@
 """The API server's rules for Nodes (``ValidateNode`` in ``pkg/apis/core/validation``): name,
-taints, resource quantities and pod CIDRs, in its order and words, on the object as v1
-decodes and converts it.
+taints, resource quantities, declared features and pod CIDRs, in its order and words, on the
+object as v1 decodes and converts it.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta, timezone
@@ -43,10 +44,44 @@ def validate_node(obj: Obj) -> list[str]:
     for field, values in (("capacity", capacity), ("allocatable", allocatable)):
         for name, value in _map(values).items():
             resource_value(errs, str(name), value, f"status.{field}.{name}")
+    _declared_features(errs, status.get("declaredFeatures"))
     cidrs = _pod_cidrs(spec)
     if cidrs:
         _validate_pod_cidrs(errs, cidrs)
     return errs
+
+
+#: ``nodeDeclaredFeatureRegexp``.
+_FEATURE_NAME = re.compile(r"[A-Z][a-zA-Z0-9]*(/[a-zA-Z][a-zA-Z0-9]*)*")
+_FEATURE_NAME_MAX = 253  # DNS1123SubdomainMaxLength
+
+
+def _declared_features(errs: Errors, features: Any) -> None:
+    """``validateNodeDeclaredFeatures``: well-formed names, sorted, no duplicates (the
+    scheduler matches them as a set, and the kubelet publishes them so)."""
+    names = _items(features)
+    for i, name in enumerate(names):
+        if not isinstance(name, str):
+            continue  # the schema names it
+        path = f"status.declaredFeatures[{i}]"
+        if len(name.encode(errors="surrogatepass")) > _FEATURE_NAME_MAX:  # Go counts bytes
+            detail = f"must be no more than {_FEATURE_NAME_MAX} characters"
+            errs.append(invalid(path, name, f"invalid feature name {go_quote(name)}: {detail}"))
+        elif not _FEATURE_NAME.fullmatch(name):
+            detail = (
+                "must start with an UpperCamelCase segment, with subsequent segments separated "
+                "by '/' (e.g., MyFeature or MyFeature/mySubFeature), and contain only "
+                "alphanumeric characters and slashes"
+            )
+            errs.append(invalid(path, name, f"invalid feature name {go_quote(name)}: {detail}"))
+        if i + 1 < len(names):
+            following, next_path = names[i + 1], f"status.declaredFeatures[{i + 1}]"
+            if not isinstance(following, str):
+                continue
+            if following == name:
+                errs.append(duplicate(next_path, following))
+            elif following < name:
+                errs.append(invalid(next_path, following, "list must be sorted alphabetically"))
 
 
 def _node_taints(errs: Errors, taints: Any, path: str) -> None:
@@ -64,52 +99,47 @@ def _node_taints(errs: Errors, taints: Any, path: str) -> None:
             errs.append(invalid(f"{p}.value", value, ";".join(msgs)))
         _taint_effect(errs, effect, f"{p}.effect", allow_empty=False)
         if (key, effect) in seen:
-            errs.append(
-                f"{p}: Duplicate value: {_go_taint(t)}: taints must be unique by key and "
-                "effect pair"
-            )
+            detail = "taints must be unique by key and effect pair"
+            errs.append(duplicate(p, _go_taint(t), detail))
         seen.add((key, effect))
 
 
-def _go_taint(t: Obj) -> str:
-    """A taint as ``field.Duplicate`` prints it (``%#v`` of ``core.Taint``)."""
-    fields = ", ".join(
-        f"{name}:{go_quote(_str(t.get(key)))}"
-        for name, key in (("Key", "key"), ("Value", "value"), ("Effect", "effect"))
-    )
-    return f"core.Taint{{{fields}, TimeAdded:{_go_time(t.get('timeAdded'))}}}"
+def _go_taint(t: Obj) -> dict[str, Any]:
+    """A ``core.Taint`` as ``field.Duplicate`` shows it: JSON of an internal type without
+    JSON tags (Go's field names, in order)."""
+    return {
+        "Key": _str(t.get("key")),
+        "Value": _str(t.get("value")),
+        "Effect": _str(t.get("effect")),
+        "TimeAdded": _go_time(t.get("timeAdded")),
+    }
 
 
 _RFC3339 = re.compile(
-    r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]+))?"
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.[0-9]+)?"
     r"(Z|[+-][0-9]{2}:[0-9]{2})"
 )
-#: Go's month names (not ``calendar``'s, which follow the locale).
-_MONTHS = "January February March April May June July August September October November December"
-_MONTH_NAMES = tuple(_MONTHS.split(" "))
 
 
-def _go_time(text: Any) -> str:
-    """A ``*metav1.Time`` as ``%#v`` prints it: ``<nil>`` when unset, else ``time.Time``'s
-    GoString in the API server's zone (``metav1.Time`` decodes into ``time.Local``; the
-    zone assumed is ours)."""
+def _go_time(text: Any) -> str | None:
+    """A ``*metav1.Time`` as JSON writes it: RFC 3339 in UTC, to the second; None (null)
+    when unset (or undecodable, which the API server refuses before this)."""
     match = _RFC3339.fullmatch(text) if isinstance(text, str) else None
     if match is None:
-        return "<nil>"  # unset (or undecodable, which the API server refuses before this)
-    y, mo, d, h, mi, sec, frac, zone = match.groups()
+        return None
+    y, mo, d, h, mi, sec, zone = match.groups()
     offset: timezone = UTC
     if zone != "Z":
         sign = -1 if zone[0] == "-" else 1
         offset = timezone(sign * timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6])))
     try:
         when = datetime(int(y), int(mo), int(d), int(h), int(mi), int(sec), tzinfo=offset)
-        local = when.astimezone()
-    except (ValueError, OverflowError, OSError):
-        return "<nil>"
-    nanos = int((frac or "0")[:9].ljust(9, "0"))
+        utc = when.astimezone(UTC)
+    except (ValueError, OverflowError):
+        return None
     return (
-        f"time.Date({local.year}, time.{_MONTH_NAMES[local.month - 1]}, {local.day}, {local.hour}, "
-        f"{local.minute}, {local.second}, {nanos}, time.Local)"
+        f"{utc.year:04d}-{utc.month:02d}-{utc.day:02d}T{utc.hour:02d}:{utc.minute:02d}:"
+        f"{utc.second:02d}Z"
     )
 
 
@@ -128,12 +158,14 @@ def _pod_cidrs(spec: Obj) -> list[str]:
 
 
 def _validate_pod_cidrs(errs: Errors, cidrs: list[str]) -> None:
-    """``ValidateNode``'s podCIDRs checks (the whole list is the bad value, as upstream)."""
+    """``ValidateNode``'s podCIDRs checks: each one ``IsValidCIDRForLegacyField`` with
+    strict validation (StrictIPCIDRValidation, on since v1.36), then the pair."""
     path = "spec.podCIDRs"
     families = [_cidr_family(c) for c in cidrs]
-    for i, family in enumerate(families):
-        if family is None:
-            errs.append(invalid(f"{path}[{i}]", cidrs, "must be valid CIDR"))
+    for i, (cidr, family) in enumerate(zip(cidrs, families, strict=True)):
+        problem = _INVALID_CIDR if family is None else _strict_cidr_problem(cidr)
+        if problem:
+            errs.append(invalid(f"{path}[{i}]", cidr, problem))
     if len(cidrs) < 2:
         return
     bad = next((i for i, family in enumerate(families) if family is None), None)
@@ -146,11 +178,28 @@ def _validate_pod_cidrs(errs: Errors, cidrs: list[str]) -> None:
     dual = bad is None and {4, 6} <= set(families)
     if not dual or len(cidrs) > 2:
         errs.append(invalid(path, cidrs, "may specify no more than one CIDR for each IP family"))
-    seen: set[str] = set()
-    for i, cidr in enumerate(cidrs):
-        if cidr in seen:
-            errs.append(duplicate(f"{path}[{i}]", cidr))
-        seen.add(cidr)
+
+
+_INVALID_CIDR = "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"
+
+
+def _strict_cidr_problem(text: str) -> str:
+    """What ``netip.ParsePrefix`` finds wrong with a CIDR the sloppy parser took: leading
+    zeros (in an IPv4 octet, an IPv6 group or the prefix length), an IPv4-mapped address,
+    or bits set past the prefix; "" when none."""
+    addr_text, _, bits_text = text.rpartition("/")
+    try:
+        addr = ipaddress.ip_address(addr_text)
+    except ValueError:
+        addr = None
+    if addr is None or (len(bits_text) > 1 and bits_text[0] == "0"):
+        return "must not have leading 0s in IP or prefix length"
+    if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
+        return "must not have an IPv4-mapped IPv6 address"
+    host_bits = addr.max_prefixlen - int(bits_text)
+    if int(addr) & ((1 << host_bits) - 1):
+        return "must not have bits set beyond the prefix length"
+    return ""
 
 
 #: Go's ``dtoi``/``xtoi`` give up at this (``big``).

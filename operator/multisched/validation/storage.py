@@ -1,7 +1,7 @@
 """The API server's rules for the storage objects the volume plugins read: PersistentVolume
-and PersistentVolumeClaim (``pkg/apis/core/validation``), StorageClass, CSINode, CSIDriver
-and CSIStorageCapacity (``pkg/apis/storage/validation``), for the fields scheduling reads,
-in upstream's order and words.
+and PersistentVolumeClaim (``pkg/apis/core/validation``), StorageClass, CSINode, CSIDriver,
+CSIStorageCapacity and VolumeAttachment (``pkg/apis/storage/validation``), for the fields
+scheduling reads, in upstream's order and words.
 """
 
 from __future__ import annotations
@@ -188,10 +188,10 @@ def _azure_disk(errs: Errors, source: Obj, path: str) -> None:
         errs.append(not_supported(f"{path}.kind", kind, AZURE_DISK_KINDS))
     if kind == "Managed" and not uri.startswith("/subscriptions/"):
         managed = "/subscriptions/{sub-id}/resourcegroups/{group-name}/providers/microsoft.compute/disks/{disk-id}"  # noqa: E501
-        errs.append(not_supported(f"{path}.diskURI", uri, (managed,)))
+        errs.append(not_supported(f"{path}.diskURI", uri, (managed,), typed=False))
     if kind != "Managed" and not uri.startswith("https://"):
         blob = "https://{account-name}.blob.core.windows.net/{container-name}/{disk-name}.vhd"
-        errs.append(not_supported(f"{path}.diskURI", uri, (blob,)))
+        errs.append(not_supported(f"{path}.diskURI", uri, (blob,), typed=False))
 
 
 def _secret_reference(errs: Errors, ref: Obj, path: str) -> None:
@@ -207,15 +207,19 @@ def _secret_reference(errs: Errors, ref: Obj, path: str) -> None:
         errs.name(f"{path}.namespace", namespace, is_dns1123_label)
 
 
+def _csi_driver_name(errs: Errors, driver: str, path: str) -> None:
+    """``ValidateCSIDriverName``."""
+    if not driver:
+        errs.append(required(path))
+    if len(driver) > CSI_DRIVER_NAME_MAX:
+        errs.append(_too_long(path, CSI_DRIVER_NAME_MAX))
+    for msg in is_dns1123_subdomain(driver.lower()):
+        errs.append(invalid(path, driver, msg))
+
+
 def _csi(errs: Errors, source: Obj, path: str) -> None:
     """``validateCSIPersistentVolumeSource``, ``ValidateCSIDriverName`` first."""
-    driver = _str(source.get("driver"))
-    if not driver:
-        errs.append(required(f"{path}.driver"))
-    if len(driver) > CSI_DRIVER_NAME_MAX:
-        errs.append(_too_long(f"{path}.driver", CSI_DRIVER_NAME_MAX))
-    for msg in is_dns1123_subdomain(driver.lower()):
-        errs.append(invalid(f"{path}.driver", driver, msg))
+    _csi_driver_name(errs, _str(source.get("driver")), f"{path}.driver")
     if not _str(source.get("volumeHandle")):
         errs.append(required(f"{path}.volumeHandle"))
     for ref in (
@@ -467,6 +471,35 @@ def validate_csi_storage_capacity(obj: Obj) -> list[str]:
     return errs
 
 
+def validate_volume_attachment(obj: Obj) -> list[str]:
+    """``ValidateVolumeAttachment``: the attacher, exactly one source, the node's name (an
+    inline volume spec is not checked: NodeVolumeLimits counts only PV-backed ones)."""
+    errs = Errors()
+    validate_meta(errs, _map(obj.get("metadata")), False, is_dns1123_subdomain)
+    spec = _map(obj.get("spec"))
+    _csi_driver_name(errs, _str(spec.get("attacher")), "spec.attacher")
+    source = _map(spec.get("source"))
+    pv_name, inline = source.get("persistentVolumeName"), source.get("inlineVolumeSpec")
+    one_of = "must specify exactly one of inlineVolumeSpec and persistentVolumeName"
+    if inline is None and pv_name is None:
+        errs.append(required("spec.source", one_of))
+    elif inline is not None and pv_name is not None:
+        errs.append(forbidden("spec.source", one_of))
+    elif pv_name is not None and not _str(pv_name):
+        errs.append(
+            required(
+                "spec.source.persistentVolumeName", "must specify non empty persistentVolumeName"
+            )
+        )
+    node_name = _str(spec.get("nodeName"))
+    for msg in is_dns1123_subdomain(node_name):
+        errs.append(invalid("spec.nodeName", node_name, msg))
+    if _str(pv_name):
+        for msg in is_dns1123_subdomain(_str(pv_name)):
+            errs.append(invalid("spec.source.persistentVolumeName", _str(pv_name), msg))
+    return errs
+
+
 STORAGE_RULES: dict[str, tuple[tuple[str, ...], Any]] = {
     "PersistentVolume": (("v1",), validate_persistent_volume),
     "PersistentVolumeClaim": (("v1",), validate_persistent_volume_claim),
@@ -474,4 +507,5 @@ STORAGE_RULES: dict[str, tuple[tuple[str, ...], Any]] = {
     "CSINode": (("storage.k8s.io/v1",), validate_csi_node),
     "CSIDriver": (("storage.k8s.io/v1",), validate_csi_driver),
     "CSIStorageCapacity": (("storage.k8s.io/v1",), validate_csi_storage_capacity),
+    "VolumeAttachment": (("storage.k8s.io/v1",), validate_volume_attachment),
 }

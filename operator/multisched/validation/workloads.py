@@ -17,16 +17,18 @@ from .core import (
     _items,
     _map,
     _str,
+    go_label_selector,
     validate_label_selector,
     validate_labels,
     validate_meta,
 )
 from .names import (
-    go_value,
+    go_json,
+    go_map,
     invalid_shown,
-    is_dns1035_label,
     is_dns1123_label,
     is_dns1123_subdomain,
+    is_long_name,
     required,
 )
 
@@ -34,36 +36,14 @@ _TEMPLATE_LABELS = "spec.template.metadata.labels"
 _MISMATCH = "`selector` does not match template `labels`"
 
 
-def _go_map(labels: Any) -> str:
-    """A ``map[string]string`` as ``%#v`` prints it (keys sorted; unset is nil)."""
-    if not isinstance(labels, Mapping):
-        return "map[string]string(nil)"
-    pairs = (f"{go_value(str(k))}:{go_value(str(labels[k]))}" for k in sorted(labels))
-    return "map[string]string{" + ", ".join(pairs) + "}"
+def _go_labels(labels: Any) -> str:
+    """A ``map[string]string`` as JSON (keys sorted; unset is null)."""
+    return go_json(go_map(labels) if isinstance(labels, Mapping) else None)
 
 
-def _go_strings(values: Any) -> str:
-    return go_value([str(v) for v in values]) if isinstance(values, list) else "[]string(nil)"
-
-
-def _go_selector(selector: Obj) -> str:
-    """A ``metav1.LabelSelector`` as ``field.Invalid`` prints it (``%#v`` of the value)."""
-    expressions = selector.get("matchExpressions")
-    if isinstance(expressions, list):
-        printed = ", ".join(
-            "v1.LabelSelectorRequirement{"
-            f"Key:{go_value(_str(_map(e).get('key')))}, "
-            f"Operator:{go_value(_str(_map(e).get('operator')))}, "
-            f"Values:{_go_strings(_map(e).get('values'))}}}"
-            for e in expressions
-        )
-        exprs = "[]v1.LabelSelectorRequirement{" + printed + "}"
-    else:
-        exprs = "[]v1.LabelSelectorRequirement(nil)"
-    return (
-        f"v1.LabelSelector{{MatchLabels:{_go_map(selector.get('matchLabels'))}, "
-        f"MatchExpressions:{exprs}}}"
-    )
+def _go_selector(selector: Any) -> str:
+    """A ``*metav1.LabelSelector`` as JSON."""
+    return go_json(go_label_selector(selector))
 
 
 def _matches(selector: Obj, labels: Mapping[str, Any]) -> bool:
@@ -91,18 +71,20 @@ def template_labels(spec: Obj) -> Any:
 
 
 def validate_service(obj: Obj) -> list[str]:
-    """``ValidateService``: a DNS-1035 name, and a selector of valid labels."""
+    """``ValidateServiceCreate``: a DNS-1123 label for a name (RelaxedServiceNameValidation,
+    GA in v1.37: a leading digit is allowed), and a selector of valid labels."""
     errs = Errors()
-    validate_meta(errs, _map(obj.get("metadata")), True, is_dns1035_label)
+    validate_meta(errs, _map(obj.get("metadata")), True, is_dns1123_label)
     validate_labels(errs, _map(obj.get("spec")).get("selector"), "spec.selector")
     return errs
 
 
 def validate_replication_controller(obj: Obj) -> list[str]:
     """``ValidateReplicationControllerSpec``: a non-empty selector map that the template's
-    labels carry (an unset selector was defaulted to those labels before this runs)."""
+    labels carry (an unset selector was defaulted to those labels before this runs). Its
+    name is a ``validate.LongName``, whose length is said in bytes."""
     errs = Errors()
-    validate_meta(errs, _map(obj.get("metadata")), True, is_dns1123_subdomain)
+    validate_meta(errs, _map(obj.get("metadata")), True, is_long_name)
     spec = _map(obj.get("spec"))
     labels = template_labels(spec)
     selector = _map(spec.get("selector")) or _map(labels)
@@ -111,7 +93,7 @@ def validate_replication_controller(obj: Obj) -> list[str]:
     if spec.get("template") is None:
         errs.append(required("spec.template"))
     elif selector and not _matches({"matchLabels": selector}, _map(labels)):
-        errs.append(invalid_shown(_TEMPLATE_LABELS, _go_map(labels), _MISMATCH))
+        errs.append(invalid_shown(_TEMPLATE_LABELS, _go_labels(labels), _MISMATCH))
     return errs
 
 
@@ -121,12 +103,17 @@ def _validate_apps(obj: Obj, kind: str, name_check: Callable[[str], list[str]]) 
     errs = Errors()
     validate_meta(errs, _map(obj.get("metadata")), True, name_check)
     spec = _map(obj.get("spec"))
+    service = _str(spec.get("serviceName"))
+    if kind == "statefulset" and service:
+        # A new StatefulSet's service name must be a DNS label (AllowInvalidServiceName is
+        # only for updates).
+        errs.name("spec.serviceName", service, is_dns1123_label)
     raw = spec.get("selector")
     selector = _map(raw)
     labels = template_labels(spec)
     if raw is None:
         errs.append(required("spec.selector"))
-        errs.append(invalid_shown(_TEMPLATE_LABELS, _go_map(labels), _MISMATCH))
+        errs.append(invalid_shown(_TEMPLATE_LABELS, _go_labels(labels), _MISMATCH))
         return errs
     before = len(errs)
     validate_label_selector(errs, selector, "spec.selector")
@@ -140,7 +127,7 @@ def _validate_apps(obj: Obj, kind: str, name_check: Callable[[str], list[str]]) 
     elif (selector.get("matchLabels") or selector.get("matchExpressions")) and not _matches(
         selector, _map(labels)
     ):
-        errs.append(invalid_shown(_TEMPLATE_LABELS, _go_map(labels), _MISMATCH))
+        errs.append(invalid_shown(_TEMPLATE_LABELS, _go_labels(labels), _MISMATCH))
     return errs
 
 
