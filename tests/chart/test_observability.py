@@ -13,24 +13,39 @@ from typing import Any
 import kubernetes_validate
 import pytest
 
+from builders import pod_dict
 from chart_support import CHART, Manifest, by_kind
+from multisched.cache import Cache, PodInfo
 from multisched.operator.metrics import Metrics
+from multisched.queue import SchedulingQueue
 
 Render = Callable[..., list[Manifest]]
 ENABLED = ("grafanaDashboard.enabled=true", "prometheusRule.enabled=true")
-METRIC = re.compile(r"\bmultisched_[a-z_]+\b")
+#: kube-scheduler's names, which multisched exports, and multisched's own.
+METRIC = re.compile(r"\b(?:scheduler|multisched)_[a-z_]+\b")
+#: How a query keeps to multisched's targets (a kube-scheduler scraped beside it exports
+#: the same scheduler_* names): only instances that export multisched_leader.
+SCOPED = re.compile(r"and on \(instance\) multisched_leader|on \(instance\) group_left \(\)")
 HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count")
 
 
 def exported_metric_names() -> set[str]:
     """Sample names of a live Metrics object after every hook has fired once."""
     metrics = Metrics()
-    metrics.track_pending(lambda: {"active": 1})
+    queue = SchedulingQueue(lambda a, b: a.timestamp < b.timestamp)
+    queue.add(PodInfo.parse(pod_dict("p", scheduler_name="p")))
+    metrics.track_scheduler(queue, Cache())
     metrics.track_profiles(lambda: {"p": True})
-    metrics.attempt("p", "scheduled", 0.001)
-    metrics.bound("p", 0.01, 0.1)
-    metrics.binding_failed("p", "error")
+    metrics.attempt("p", "unschedulable", 0.001)
+    metrics.algorithm(0.001)
+    metrics.bound("p", 0.02, 0.01, 0.1, 1, after_flush=False)
+    metrics.binding_failed("p")
     metrics.plugin("NodeResourcesFit", "Filter", "Success", 0.00001)
+    recorder = metrics.framework_recorder("p")
+    recorder.extension_point("Filter", "Success", 0.001)
+    recorder.permit_wait("Success", 0.1)
+    recorder.preemption_attempt()
+    recorder.preemption_victims(1)
     metrics.leader.set(1)
     names = set()
     for line in metrics.render().decode().splitlines():
@@ -69,7 +84,7 @@ def test_lint_clean_when_enabled(helm: str) -> None:
 def test_dashboard_is_a_configmap_for_the_grafana_sidecar(render: Render) -> None:
     docs = render(*ENABLED, "grafanaDashboard.namespace=monitoring")
     (configmap,) = by_kind(docs, "ConfigMap")
-    kubernetes_validate.validate(configmap, "1.28.0", strict=True)
+    kubernetes_validate.validate(configmap, "1.35.0", strict=True)
     assert configmap["metadata"]["labels"]["grafana_dashboard"] == "1"
     assert configmap["metadata"]["namespace"] == "monitoring"
     titles = " / ".join(p["title"] for p in dashboard(docs)["panels"]).lower()
@@ -106,11 +121,21 @@ def test_every_query_uses_an_exported_metric(render: Render) -> None:
     exprs += [r["expr"] for r in rules(docs)]
     exported = exported_metric_names()
     used = {name for expr in exprs for name in METRIC.findall(expr)}
-    assert used, "no multisched metric in any query"
+    assert used, "no metric in any query"
     assert used <= exported, f"queried but never exported: {sorted(used - exported)}"
     # Histograms are queried by their series, not by the bare family name.
     families = {n.removesuffix(s) for n in exported for s in HISTOGRAM_SUFFIXES if n.endswith(s)}
     assert not used & families
+
+
+def test_every_scheduler_query_keeps_to_multisched_targets(render: Render) -> None:
+    docs = render(*ENABLED)
+    exprs = [t["expr"] for p in dashboard(docs)["panels"] for t in p["targets"]]
+    exprs += [r["expr"] for r in rules(docs)]
+    upstream_named = [e for e in exprs if re.search(r"\bscheduler_", e)]
+    assert upstream_named
+    for expr in upstream_named:
+        assert SCOPED.search(expr), expr
 
 
 @pytest.mark.parametrize("bad", ["prometheusRule.noLeaderFor=soon", "grafanaDashboard.extra=1"])

@@ -11,9 +11,12 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from prometheus_client import CONTENT_TYPE_LATEST
 
+from builders import pod_dict
+from multisched.cache import Cache, PodInfo
 from multisched.operator.health import HealthServer
 from multisched.operator.metrics import Metrics
 from multisched.operator.secure import SecureServer, UserInfo
+from multisched.queue import SchedulingQueue
 
 Client = TestClient[web.Request, web.Application]
 
@@ -32,7 +35,13 @@ class AllowAll:
 async def http() -> AsyncIterator[tuple[Client, Metrics, list[bool]]]:
     """The probes' server, and beside it /metrics as the secure port serves it."""
     metrics = Metrics()
-    metrics.track_pending(lambda: {"active": 2, "backoff": 1, "unschedulable": 0, "gated": 3})
+    queue = SchedulingQueue(
+        lambda a, b: a.timestamp < b.timestamp,
+        lambda pod: "SchedulingGates" if pod.name.startswith("gated") else None,
+    )
+    for name in ("a", "b", "gated-1", "gated-2", "gated-3"):
+        queue.add(PodInfo.parse(pod_dict(name, scheduler_name="s")))
+    metrics.track_scheduler(queue, Cache())
     synced = [False]
     health = HealthServer("127.0.0.1", 0, ready=lambda: synced[0]).app()
 
@@ -62,29 +71,28 @@ async def test_metrics_are_exposed(
     http: tuple[Client, Metrics, list[bool]],
 ) -> None:
     client, metrics, _ = http
-    metrics.attempt("my-scheduler", "scheduled", 0.002)
+    metrics.bound("my-scheduler", 0.012, 0.01, 0.5, 1, after_flush=False)
     metrics.attempt("my-scheduler", "unschedulable", 0.001)
-    metrics.bound("my-scheduler", 0.01, 0.5)
     metrics.plugin("NodeResourcesFit", "Filter", "Unschedulable", 0.00002)
     resp = await client.get("/secure/metrics")
     assert resp.status == 200
     assert resp.headers["Content-Type"].startswith("text/plain")
     text = await resp.text()
     lines = set(text.splitlines())
-    assert 'multisched_schedule_attempts_total{profile="my-scheduler",result="scheduled"} 1.0' in (
+    assert 'scheduler_schedule_attempts_total{profile="my-scheduler",result="scheduled"} 1.0' in (
         lines
     )
-    assert 'multisched_pending_pods{queue="active"} 2.0' in lines
-    assert 'multisched_pending_pods{queue="gated"} 3.0' in lines
+    assert 'scheduler_pending_pods{queue="active"} 2.0' in lines
+    assert 'scheduler_pending_pods{queue="gated"} 3.0' in lines
     for name in (
-        "multisched_scheduling_attempt_duration_seconds_bucket",
-        "multisched_pod_scheduling_duration_seconds_count",
+        "scheduler_scheduling_attempt_duration_seconds_bucket",
+        "scheduler_pod_scheduling_sli_duration_seconds_count",
         "multisched_binding_duration_seconds_sum",
         "multisched_leader",
     ):
         assert name in text
     assert (
-        'multisched_plugin_execution_duration_seconds_count{extension_point="Filter",'
+        'scheduler_plugin_execution_duration_seconds_count{extension_point="Filter",'
         'plugin="NodeResourcesFit",status="Unschedulable"} 1.0'
     ) in lines
 
@@ -113,10 +121,8 @@ async def test_failed_bindings_and_profile_readiness_are_exposed(
 ) -> None:
     client, metrics, _ = http
     metrics.track_profiles(lambda: {"team-a": True, "team-b": False})
-    metrics.binding_failed("my-scheduler", "error")
+    metrics.binding_failed("my-scheduler")
     lines = set((await (await client.get("/secure/metrics")).text()).splitlines())
     assert 'multisched_binding_errors_total{profile="my-scheduler"} 1.0' in lines
-    # Counted among the attempts too, as upstream's failure handler counts it.
-    assert 'multisched_schedule_attempts_total{profile="my-scheduler",result="error"} 1.0' in lines
     assert 'multisched_profile_ready{schedulerprofile="team-a"} 1.0' in lines
     assert 'multisched_profile_ready{schedulerprofile="team-b"} 0.0' in lines

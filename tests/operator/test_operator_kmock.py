@@ -384,7 +384,7 @@ async def test_the_operator_runs_as_a_process(
             "scraper on /debug/queue": 403,
         }
         assert (
-            'multisched_schedule_attempts_total{profile="my-scheduler",result="scheduled"}' in text
+            'scheduler_schedule_attempts_total{profile="my-scheduler",result="scheduled"}' in text
         )
     finally:
         if proc.returncode is None:

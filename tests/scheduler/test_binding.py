@@ -22,6 +22,7 @@ from multisched.framework import (
 )
 from multisched.plugins.default_binder import DefaultBinder
 from multisched.scheduler import Scheduler
+from multisched.scheduler.events import NullObserver
 
 
 class Clock:
@@ -360,21 +361,16 @@ async def test_a_confirmed_binding_expires_only_after_the_assumed_pod_ttl() -> N
     assert cpu_on(sched, "big") == 0
 
 
-class FailureCounter:
+class FailureCounter(NullObserver):
     def __init__(self) -> None:
-        self.failed: list[tuple[str, str]] = []
+        self.failed: list[str] = []
+        self.attempts: list[tuple[str, str]] = []
 
     def attempt(self, profile: str, result: str, seconds: float) -> None:
-        pass
+        self.attempts.append((profile, result))
 
-    def bound(self, profile: str, binding_seconds: float, e2e_seconds: float) -> None:
-        pass
-
-    def binding_failed(self, profile: str, result: str) -> None:
-        self.failed.append((profile, result))
-
-    def plugin(self, plugin: str, extension_point: str, status: str, seconds: float) -> None:
-        pass
+    def binding_failed(self, profile: str) -> None:
+        self.failed.append(profile)
 
 
 async def test_a_failed_binding_is_counted_and_a_step_down_is_not() -> None:
@@ -382,7 +378,61 @@ async def test_a_failed_binding_is_counted_and_a_step_down_is_not() -> None:
     sched, client, _, _ = binder_scheduler(observer=observer)
     client.error = RuntimeError("etcdserver: request timed out")
     await schedule(sched, make_pod("web", scheduler_name="test", requests={"cpu": "1"}))
-    assert observer.failed == [("test", "error")]
+    # One attempt, counted once, as an error: it was never counted as scheduled.
+    assert (observer.failed, observer.attempts) == (["test"], [("test", "error")])
     client.error = NotLeading("not the leader any more; request not sent")
     await schedule(sched, make_pod("other", scheduler_name="test", requests={"cpu": "1"}))
-    assert observer.failed == [("test", "error")]
+    assert (observer.failed, observer.attempts) == (["test"], [("test", "error")])
+
+
+class AttemptLog(NullObserver):
+    """Each attempt's result, in the order their ends are counted."""
+
+    def __init__(self) -> None:
+        self.results: list[str] = []
+
+    def attempt(self, profile: str, result: str, seconds: float) -> None:
+        self.results.append(result)
+
+    def bound(
+        self,
+        profile: str,
+        attempt_seconds: float,
+        binding_seconds: float,
+        sli_seconds: float,
+        attempts: int,
+        after_flush: bool,
+    ) -> None:
+        self.results.append("scheduled")
+
+
+async def test_an_attempt_whose_binding_response_was_lost_is_counted_once_when_known() -> None:
+    observer = AttemptLog()
+    sched, client, _, clock = binder_scheduler(observer=observer)
+    client.error = ApiUnavailable("Server disconnected", maybe_sent=True)
+    web = make_pod("web", scheduler_name="test", requests={"cpu": "1"})
+    await schedule(sched, web)
+    assert observer.results == []  # not known yet
+    bound = make_pod("web", scheduler_name="test", requests={"cpu": "1"}, node_name="big")
+    bound.uid = web.uid
+    sched.on_pod(bound)  # the watch: it landed where we sent it
+    await sched.wait_for_bindings()
+    assert observer.results == ["scheduled"]
+
+    db = make_pod("db", scheduler_name="test", requests={"cpu": "1"})
+    await schedule(sched, db)
+    clock.now += 3
+    node = client.calls[-1][1]
+    client.error = BindingConflict(409, f'pod db is already assigned to node "{node}"', node)
+    assert await sched.retry_unconfirmed_bindings() == 1  # ours after all
+    assert observer.results == ["scheduled", "scheduled"]
+
+    client.error = BindingConflict(409, 'pod api is already assigned to node "x"', "x")
+    await schedule(sched, make_pod("api", scheduler_name="test", requests={"cpu": "1"}))
+    assert observer.results == ["scheduled", "scheduled", "error"]  # someone else's
+
+    client.error = ApiUnavailable("Server disconnected", maybe_sent=True)
+    await schedule(sched, make_pod("lost", scheduler_name="test", requests={"cpu": "1"}))
+    clock.now += sched.unconfirmed_binding_ttl + 1
+    sched.housekeep()  # never confirmed: its room is given back and it is tried again
+    assert observer.results == ["scheduled", "scheduled", "error", "error"]

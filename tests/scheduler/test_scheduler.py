@@ -8,6 +8,7 @@ from multisched.cache import Cache, PodInfo
 from multisched.framework import Registry, Status
 from multisched.scheduler import Scheduler
 from multisched.scheduler.algorithm import FILTER_TIMING_STRIDE
+from multisched.scheduler.events import NullObserver
 from multisched.scheduler.scheduler import PLUGIN_METRICS_SAMPLE
 
 
@@ -157,18 +158,9 @@ async def test_profile_swap_applies_to_next_pod_and_retires_names() -> None:
     assert pending.uid not in sched.queue
 
 
-class Recorder:
+class Recorder(NullObserver):
     def __init__(self) -> None:
         self.plugins: list[tuple[str, str, str]] = []
-
-    def attempt(self, profile: str, result: str, seconds: float) -> None:
-        pass
-
-    def bound(self, profile: str, binding_seconds: float, e2e_seconds: float) -> None:
-        pass
-
-    def binding_failed(self, profile: str, result: str) -> None:
-        pass
 
     def plugin(self, plugin: str, extension_point: str, status: str, seconds: float) -> None:
         assert seconds >= 0

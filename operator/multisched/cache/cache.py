@@ -399,6 +399,15 @@ class Cache:
     def pods(self) -> Iterable[PodInfo]:
         return self._pods.values()
 
+    def sizes(self) -> dict[str, int]:
+        """Assumed pods, pods (assumed ones included) and nodes (those pods name but the API
+        has not shown yet included), as upstream's ``cache_size`` counts them."""
+        return {
+            "assumed_pods": len(self._assumed),
+            "pods": len(self._pods),
+            "nodes": len(self._nodes),
+        }
+
     def _charge(self, pod: PodInfo, sign: int) -> None:
         used = self.namespace_requests.get(pod.namespace)
         if used is None:

@@ -10,6 +10,7 @@ from .handle import (
     NotLeading,
     PodNominator,
 )
+from .instrumented import InstrumentedFramework
 from .interfaces import (
     EXTENSION_METHODS,
     MAX_NODE_SCORE,
@@ -22,6 +23,7 @@ from .interfaces import (
     PreFilterExtensions,
     PreFilterResult,
 )
+from .recorder import FrameworkRecorder
 from .registry import ENTRY_POINT_GROUP, PluginEntry, Registry, RegistryError
 from .runtime import Framework, FrameworkError, PluginScores
 from .status import Code, PluginError, Status
@@ -44,7 +46,9 @@ __all__ = [
     "FitError",
     "Framework",
     "FrameworkError",
+    "FrameworkRecorder",
     "Handle",
+    "InstrumentedFramework",
     "NodeToStatus",
     "NotLeading",
     "PluginEntry",

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from multisched.cache import NodeInfo, PodInfo, Snapshot
 
 from .cycle_state import CycleState
+from .recorder import FrameworkRecorder
 from .status import Status
 
 if TYPE_CHECKING:
@@ -99,6 +100,11 @@ class Handle(Protocol):
 
     @property
     def nominator(self) -> PodNominator: ...
+
+    @property
+    def recorder(self) -> FrameworkRecorder:
+        """Where plugins report for the metrics (preemption attempts and victims)."""
+        ...
 
     def run_filter_plugins_with_nominated_pods(
         self, state: CycleState, pod: PodInfo, node: NodeInfo

@@ -90,7 +90,7 @@ class Runtime:
             events=self.client,
             observer=self.metrics,
         )
-        self.metrics.track_pending(self.scheduler.queue.pending_counts)
+        self.metrics.track_scheduler(self.scheduler.queue, self.scheduler.cache)
         self.cluster = ClusterEventHandlers(self.scheduler, self.client, self.may_write)
         self.group_status: GroupStatusController | None = None
         if options.group_status:

@@ -11,6 +11,7 @@ class QueuedPodInfo:
     __slots__ = (
         "attempts",
         "first_seen",
+        "flushed",
         "gated",
         "initial_attempt_timestamp",
         "message",
@@ -25,11 +26,16 @@ class QueuedPodInfo:
         self.pod = pod
         #: When the pod was last added to a queue (PrioritySort ties break on it).
         self.timestamp = timestamp
+        #: When the pod first entered activeQ (upstream ``InitialAttemptTimestamp``: the
+        #: start of ``pod_scheduling_sli_duration_seconds``).
         self.initial_attempt_timestamp: float | None = None
         self.attempts = 0
         self.unschedulable_plugins: set[str] = set()
         #: Held back by a PreEnqueue plugin (e.g. scheduling gates).
         self.gated = False
+        #: Left the unschedulable pool by its timeout, and no attempt failed since (upstream
+        #: ``WasFlushedFromUnschedulable``: ``pod_scheduled_after_flush_total``).
+        self.flushed = False
         # For ``/debug/queue`` only (wall-clock seconds: people read them).
         self.first_seen = time.time()
         #: The last attempt's FailedScheduling message.

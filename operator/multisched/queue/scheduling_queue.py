@@ -45,6 +45,15 @@ PreEnqueue = Callable[[PodInfo], "str | None"]
 
 UNSCHEDULABLE_MAX_STAY_SECONDS = 300.0
 
+#: Upstream's labels of the moves the queue makes on its own (``framework/events.go``), and
+#: of a pending pod's own add and update: ``queue_incoming_pods_total``'s ``event``.
+UNSCHEDULED_POD_ADD = "UnscheduledPodAdd"
+UNSCHEDULED_POD_UPDATE = "UnscheduledPodUpdate"
+SCHEDULE_ATTEMPT_FAILURE = "ScheduleAttemptFailure"
+BACKOFF_COMPLETE = "BackoffComplete"
+FORCE_ACTIVATE = "ForceActivate"
+UNSCHEDULABLE_TIMEOUT = "UnschedulableTimeout"
+
 
 class _Ordered:
     """Heap entry ordering by the profile's queue-sort ``less``."""
@@ -123,6 +132,9 @@ class SchedulingQueue:
         self.closed = False
         #: Pods popped so far (upstream's ``SchedulingCycle``).
         self.scheduling_cycle = 0
+        #: Pods that entered a queue, by (queue, event): one dict update per move, read on
+        #: scrape (upstream ``queue_incoming_pods_total``).
+        self.incoming: dict[tuple[str, str], int] = {}
 
     # -- adding ---------------------------------------------------------------------------
 
@@ -138,21 +150,32 @@ class SchedulingQueue:
             # Upstream ``PriorityQueue.Add``: a nomination the API shows (an earlier preemption,
             # maybe by another replica) holds room on that node for the pods behind it.
             self.nominator.add_nominated_pod(pod, pod.nominated_node_name)
-        self._to_active_or_gated(qpi)
+        self._to_active_or_gated(qpi, UNSCHEDULED_POD_ADD)
 
-    def _to_active_or_gated(self, qpi: QueuedPodInfo) -> None:
+    def _count_incoming(self, queue: QueueName, event: str) -> None:
+        key = (queue.value, event)
+        self.incoming[key] = self.incoming.get(key, 0) + 1
+
+    def _to_active_or_gated(self, qpi: QueuedPodInfo, event: str) -> None:
         gate = self.pre_enqueue(qpi.pod) if self.pre_enqueue is not None else None
         uid = qpi.pod.uid
         if gate is not None:
             qpi.gated = True
+            qpi.flushed = False  # a gated pod makes no attempt the flush could be credited with
             qpi.unschedulable_plugins = {gate}
             self._unschedulable[uid] = qpi
+            if self._where.get(uid) != QueueName.UNSCHEDULABLE:  # not gated in place again
+                self._count_incoming(QueueName.UNSCHEDULABLE, event)
             self._where[uid] = QueueName.UNSCHEDULABLE
             return
         qpi.gated = False
-        qpi.timestamp = self.clock()
+        now = qpi.timestamp = self.clock()
+        if qpi.initial_attempt_timestamp is None:
+            # Upstream starts the pod's scheduling SLI when it first enters activeQ.
+            qpi.initial_attempt_timestamp = now
         heapq.heappush(self._active, _Ordered(qpi, self.less))
         self._where[uid] = QueueName.ACTIVE
+        self._count_incoming(QueueName.ACTIVE, event)
         self._wake()
 
     def update(self, pod: PodInfo) -> None:
@@ -167,9 +190,9 @@ class SchedulingQueue:
             # The pod itself changed: it may fit now (upstream isPodUpdated).
             del self._unschedulable[uid]
             if qpi.gated or not self._backing_off(qpi):
-                self._to_active_or_gated(qpi)
+                self._to_active_or_gated(qpi, UNSCHEDULED_POD_UPDATE)
             else:
-                self._push_backoff(qpi)
+                self._push_backoff(qpi, UNSCHEDULED_POD_UPDATE)
         elif where == QueueName.ACTIVE:
             heapq.heapify(self._active)
 
@@ -216,8 +239,6 @@ class SchedulingQueue:
             self._moved_since_pop.discard(uid)
             self.scheduling_cycle += 1
             qpi.attempts += 1
-            if qpi.initial_attempt_timestamp is None:
-                qpi.initial_attempt_timestamp = self.clock()
             return qpi
         return None
 
@@ -269,14 +290,16 @@ class SchedulingQueue:
             return  # deleted while in flight
         qpi.unschedulable_plugins = set(plugins)
         qpi.timestamp = self.clock()
+        qpi.flushed = False
         if message is not None:
             qpi.message = message
         if error or uid in self._moved_since_pop:
             self._moved_since_pop.discard(uid)
-            self._push_backoff(qpi)
+            self._push_backoff(qpi, SCHEDULE_ATTEMPT_FAILURE)
         else:
             self._unschedulable[uid] = qpi
             self._where[uid] = QueueName.UNSCHEDULABLE
+            self._count_incoming(QueueName.UNSCHEDULABLE, SCHEDULE_ATTEMPT_FAILURE)
 
     def _backoff_duration(self, qpi: QueuedPodInfo) -> float:
         duration = self.initial_backoff
@@ -292,9 +315,10 @@ class SchedulingQueue:
     def _backing_off(self, qpi: QueuedPodInfo) -> bool:
         return qpi.attempts > 0 and self.backoff_expiry(qpi) > self.clock()
 
-    def _push_backoff(self, qpi: QueuedPodInfo) -> None:
+    def _push_backoff(self, qpi: QueuedPodInfo, event: str) -> None:
         heapq.heappush(self._backoff, (self.backoff_expiry(qpi), next(self._seq), qpi))
         self._where[qpi.pod.uid] = QueueName.BACKOFF
+        self._count_incoming(QueueName.BACKOFF, event)
         self._wake()
 
     def flush_backoff_completed(self) -> None:
@@ -302,7 +326,7 @@ class SchedulingQueue:
         while self._backoff and self._backoff[0][0] <= now:
             _, _, qpi = heapq.heappop(self._backoff)
             if self._current(qpi, QueueName.BACKOFF):
-                self._to_active_or_gated(qpi)
+                self._to_active_or_gated(qpi, BACKOFF_COMPLETE)
 
     def move_all_to_active_or_backoff(
         self,
@@ -334,9 +358,9 @@ class SchedulingQueue:
         for qpi in moved:
             qpi.woken_by, qpi.woken_at = event.label, now
             if qpi.gated or not self._backing_off(qpi):
-                self._to_active_or_gated(qpi)
+                self._to_active_or_gated(qpi, event.label)
             else:
-                self._push_backoff(qpi)
+                self._push_backoff(qpi, event.label)
         return len(moved)
 
     def activate(self, uids: Iterable[str]) -> int:
@@ -358,8 +382,8 @@ class SchedulingQueue:
                 del self._unschedulable[uid]
             elif where != QueueName.BACKOFF:
                 continue  # active already
-            qpi.woken_by, qpi.woken_at = "ForceActivate", wall
-            self._to_active_or_gated(qpi)
+            qpi.woken_by, qpi.woken_at = FORCE_ACTIVATE, wall
+            self._to_active_or_gated(qpi, FORCE_ACTIVATE)
             moved += 1
         return moved
 
@@ -386,12 +410,13 @@ class SchedulingQueue:
         ]
         wall = time.time()
         for qpi in stale:
-            qpi.woken_by, qpi.woken_at = "UnschedulableTimeout", wall
+            qpi.woken_by, qpi.woken_at = UNSCHEDULABLE_TIMEOUT, wall
+            qpi.flushed = True
             del self._unschedulable[qpi.pod.uid]
             if self._backing_off(qpi):
-                self._push_backoff(qpi)
+                self._push_backoff(qpi, UNSCHEDULABLE_TIMEOUT)
             else:
-                self._to_active_or_gated(qpi)
+                self._to_active_or_gated(qpi, UNSCHEDULABLE_TIMEOUT)
         return len(stale)
 
     # -- introspection (metrics, simulate) ------------------------------------------------
@@ -405,6 +430,20 @@ class SchedulingQueue:
                 counts[QueueName.GATED] += 1
             elif where in counts:
                 counts[where] += 1
+        return counts
+
+    def unschedulable_reasons(self) -> dict[tuple[str, str], int]:
+        """Queued pods (not in flight) by a plugin that rejected or gates them and their
+        profile: a pod counts once per such plugin (upstream ``unschedulable_pods``)."""
+        counts: dict[tuple[str, str], int] = {}
+        infos = self._infos
+        for uid, where in self._where.items():
+            if where == QueueName.IN_FLIGHT:
+                continue
+            qpi = infos[uid]
+            for plugin in qpi.unschedulable_plugins:
+                key = (plugin, qpi.pod.scheduler_name)
+                counts[key] = counts.get(key, 0) + 1
         return counts
 
     def has_unschedulable(self) -> bool:

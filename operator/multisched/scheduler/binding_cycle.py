@@ -13,7 +13,17 @@ from .algorithm import ScheduleResult
 
 
 class BindingCycle:
-    __slots__ = ("assumed", "fwk", "host", "qpi", "result", "since", "start", "state")
+    __slots__ = (
+        "assumed",
+        "attempt_start",
+        "fwk",
+        "host",
+        "qpi",
+        "result",
+        "since",
+        "start",
+        "state",
+    )
 
     def __init__(
         self,
@@ -24,6 +34,7 @@ class BindingCycle:
         host: str,
         result: ScheduleResult | None,
         start: float,
+        attempt_start: float,
     ) -> None:
         self.fwk = fwk
         self.state = state
@@ -33,6 +44,9 @@ class BindingCycle:
         self.result = result
         #: When the binding cycle began (binding latency is measured from here).
         self.start = start
+        #: When the attempt's scheduling cycle began (its attempt latency is measured from
+        #: here, as upstream's covers both cycles).
+        self.attempt_start = attempt_start
         #: When the binding's response was lost (an unconfirmed binding).
         self.since = start
 
