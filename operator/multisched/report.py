@@ -7,7 +7,6 @@ from typing import Any
 
 import yaml
 
-from multisched.scheduler.algorithm import MSG_FILTERED_OUT
 from multisched.scheduler.simulate import Placement, SimulationResult
 
 
@@ -42,8 +41,6 @@ def _explain(p: Placement) -> dict[str, Any]:
             n: f"{s.message()} ({s.plugin})" if s.plugin else s.message()
             for n, s in diagnosis.node_to_status.items()
         }
-        for n, plugins in diagnosis.outside_pre_filter.items():
-            shown.setdefault(n, f"{MSG_FILTERED_OUT} ({plugins})")
         out["filter"] = dict(sorted(shown.items()))
         return out
     record = outcome.schedule.explain if outcome.schedule is not None else None

@@ -1,4 +1,4 @@
-"""Victim for victim with kube-scheduler (v1.28) on the same API server: a pod that must
+"""Victim for victim with kube-scheduler (v1.37.2) on the same API server: a pod that must
 preempt gets the node and victims from ``simulate --from-cluster`` that kube-scheduler then
 picks and evicts. Skipped, saying so, without a ``kube-scheduler`` binary on PATH."""
 

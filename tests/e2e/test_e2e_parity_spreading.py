@@ -1,4 +1,4 @@
-"""Default spreading point for point with kube-scheduler (v1.28) on the same API server: a
+"""Default spreading point for point with kube-scheduler (v1.37.2) on the same API server: a
 pod with no spread constraints of its own is spread by PodTopologySpread's system defaults
 over the pods its Services and its controller select (upstream ``DefaultSelector``). The
 scores come from ``explain`` and kube-scheduler's -v=10 log; the last test lets both

@@ -58,10 +58,12 @@ def test_a_higher_priority_pod_preempts_and_binds_to_the_victims_node(
     assert [e["message"] for e in preempted] == [
         f"Preempted by pod {preemptor['metadata']['uid']} on node preempt-1"
     ], op.output()
-    # A preemption that found its victims adds nothing to the message (upstream sets the
-    # PostFilter message only from a status that is not Success).
+    # A preemption that found its victims says so at the end of the message (as v1.37).
     failed = [e for e in kube.events_for("Pod", "preemptor") if e["reason"] == "FailedScheduling"]
-    assert [e["message"] for e in failed] == ["0/1 nodes are available: 1 Insufficient cpu."]
+    assert [e["message"] for e in failed] == [
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: found a potential placement "
+        "for pod on node preempt-1, preempting 1 victims"
+    ]
 
 
 #: The backlog a scheduler finds when it starts: more pods of low priority than the node

@@ -252,19 +252,41 @@ def test_pre_filter_skip_drops_the_plugin_from_this_cycles_filters() -> None:
     assert [name for name, _ in fw.active_filters(CycleState())] == ["A", "B"]
 
 
-def test_a_pre_filter_rejection_is_returned_with_its_plugin() -> None:
+def test_a_pre_filter_rejection_lets_the_rest_run_and_the_last_one_stands() -> None:
+    """v1.37's RunPreFilterPlugins (kubernetes#119770): after Unschedulable the other
+    PreFilters still run, so that preemption has their state; the last rejection is the
+    cycle's."""
     log: Log = []
     fw = framework(
         [
             fake("A", log, pre_filter=lambda *_: (None, Status.unschedulable("too big"))),
             fake("B", log, pre_filter=lambda *_: (None, None)),
+            fake("C", log, pre_filter=lambda *_: (None, Status.unschedulable("too wide"))),
         ],
-        preFilter=["A", "B"],
+        preFilter=["A", "B", "C"],
     )
     result, status = fw.run_pre_filter(CycleState(), pod(), NODES)
     assert result is None
     assert status is not None and status.code == Code.UNSCHEDULABLE
-    assert (status.plugin, status.message()) == ("A", "too big")
+    assert (status.plugin, status.message()) == ("C", "too wide")
+    assert log == ["A.pre_filter", "B.pre_filter", "C.pre_filter"]
+
+
+def test_an_unresolvable_pre_filter_rejection_stops_the_rest() -> None:
+    log: Log = []
+    unresolvable = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "never")
+    fw = framework(
+        [
+            fake("A", log, pre_filter=lambda *_: (None, unresolvable)),
+            fake("B", log, pre_filter=lambda *_: (None, None)),
+        ],
+        preFilter=["A", "B"],
+    )
+    _, status = fw.run_pre_filter(CycleState(), pod(), NODES)
+    assert status is not None and (status.code, status.plugin) == (
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+        "A",
+    )
     assert log == ["A.pre_filter"]
 
 

@@ -7,6 +7,7 @@ NodeResourcesFit so these tests depend only on the framework and InterPodAffinit
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -191,6 +192,19 @@ class Env:
         return await self.plugin.post_filter(state, pod, statuses)
 
 
+def assert_placed(
+    result: PostFilterResult | None, status: Status | None, victims: int | None = None
+) -> None:
+    """PostFilter found a placement and says so, as v1.29+ does (upstream's wantStatus)."""
+    assert result is not None and status is not None and status.is_success(), status
+    message = status.message()
+    node = result.nominated_node_name
+    found = rf"found a potential placement for pod on node {node}, preempting (\d+) victims"
+    assert re.fullmatch("preemption: " + found, message), message
+    if victims is not None:
+        assert message.endswith(f"preempting {victims} victims")
+
+
 def node(name: str, res: dict[str, str] | None = None, pods: str = "110", **labels: str) -> Any:
     res = res or VERY_LARGE
     return node_dict(name, cpu=res["cpu"], memory=res["memory"], pods=pods, labels=labels)
@@ -235,7 +249,7 @@ NODE_RES = {"cpu": "200m", "memory": "400"}
 async def test_pod_with_higher_priority_can_be_made_schedulable() -> None:
     env = Env([node("node1", ONE_POD, pods="1")], [pod("p1", node_name="node1")])
     result, status = await env.post_filter(pod("p", HIGH), unschedulable("node1"))
-    assert status is None
+    assert_placed(result, status)
     assert result is not None
     assert result.nominated_node_name == "node1"
     assert env.client.deleted == ["p1"]
@@ -345,7 +359,7 @@ async def test_pod_can_be_made_schedulable_on_one_node() -> None:
         [pod("p1", HIGH, node_name="node1"), pod("p2", LOW, node_name="node2")],
     )
     result, status = await env.post_filter(pod("p", MID), unschedulable("node1", "node2"))
-    assert status is None
+    assert_placed(result, status)
     assert result is not None
     assert result.nominated_node_name == "node2"
     assert env.client.deleted == ["p2"]
@@ -373,7 +387,7 @@ async def test_prefilter_extension_error_on_one_node_only() -> None:
         pre_filter=("test-plugin",),
     )
     result, status = await env.post_filter(pod("p", HIGH, LARGE), unschedulable("node1", "node2"))
-    assert status is None
+    assert_placed(result, status)
     assert result is not None
     assert result.nominated_node_name == "node2"
 
@@ -401,7 +415,7 @@ async def test_basic_preemption_deletes_victims() -> None:
     )
     preemptor = pod("p", HIGH, VERY_LARGE)
     result, status = await env.post_filter(preemptor)
-    assert status is None
+    assert_placed(result, status, victims=2)
     assert result is not None
     assert result.nominated_node_name == "node1"
     assert sorted(env.client.deleted) == ["p1.1", "p1.2"]
@@ -422,7 +436,7 @@ async def test_pdb_respecting_node_is_preferred() -> None:
         pdbs=[pdb],
     )
     result, status = await env.post_filter(pod("p", HIGH, LARGE))
-    assert status is None
+    assert_placed(result, status)
     assert result is not None
     assert result.nominated_node_name == "node2"
     assert env.client.deleted == ["p2"]
@@ -487,7 +501,7 @@ async def test_lower_priority_nominations_on_the_chosen_node_are_cleared() -> No
     env.nominator.add_nominated_pod(low, "node1")
     env.nominator.add_nominated_pod(high, "node1")
     result, status = await env.post_filter(pod("p", HIGH, SMALL))
-    assert status is None
+    assert_placed(result, status)
     assert result is not None
     assert result.nominated_node_name == "node1"
     assert env.client.deleted == ["p1"]
@@ -516,7 +530,7 @@ async def test_waiting_pod_victim_is_rejected_not_deleted() -> None:
     waiting = WaitingPod(victim, {"SomePermit": 60.0})
     env.fwk.waiting_pods[victim.uid] = waiting
     result, status = await env.post_filter(pod("p", HIGH, SMALL))
-    assert status is None
+    assert_placed(result, status)
     assert result is not None
     assert env.client.deleted == []
     rejected = await waiting.wait()
@@ -727,7 +741,7 @@ async def test_post_filter_uses_the_framework_rng_for_the_offset() -> None:
     pods = [pod(f"p{i}", MID, LARGE, f"node{i}") for i in range(1, 6)]
     env = Env(FIVE_NODES, pods, args=ARGS_40_1, rng=FixedOffset(1))
     result, status = await env.post_filter(pod("p", HIGH, LARGE))
-    assert status is None
+    assert_placed(result, status)
     assert result is not None
     # Candidates node2 and node3 tie on every criterion: the first one wins.
     assert result.nominated_node_name == "node2"
@@ -852,7 +866,7 @@ async def test_select_best_candidate(
     env = Env([node(f"node{i}") for i in range(1, n_nodes + 1)], pods)
     preemptor = pod("p", priority, VERY_LARGE)
     result, status = await env.post_filter(preemptor)
-    assert status is None
+    assert_placed(result, status)
     assert result is not None
     assert result.nominated_node_name == expected
 

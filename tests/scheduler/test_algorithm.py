@@ -55,29 +55,36 @@ def test_prefilter_rejection_is_reported_once() -> None:
     assert str(exc.value) == "0/3 nodes are available: pod says no."
 
 
-def test_prefilter_narrowing_leaves_other_nodes_without_a_status() -> None:
-    """v1.28's findNodesThatFitPod: nodes outside a PreFilter result are not filtered and
-    get no status, so the message counts only the nodes that were (kube-scheduler v1.28
-    says "0/4 nodes are available: 1 Insufficient cpu." in the e2e parity test)."""
+def test_prefilter_narrowing_rejects_the_other_nodes_unresolvably() -> None:
+    """v1.37's findNodesThatFitPod: every node outside a PreFilter result is
+    UnschedulableAndUnresolvable, named by the plugins that narrowed the search (v1.28 gave
+    them no status, and preemption tried them)."""
     cache = _cache(3, cpu="1")
     fwk = framework(cache)
     pod = make_pod(labels={"only": "n1"}, requests={"cpu": "2"})
     with pytest.raises(FitError) as exc:
         Algorithm().schedule_pod(fwk, CycleState(), pod, cache.snapshot)
-    assert str(exc.value) == "0/3 nodes are available: 1 Insufficient cpu."
-    assert set(exc.value.diagnosis.node_to_status) == {"n1"}
+    assert str(exc.value) == (
+        "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't satisfy plugin(s) "
+        "[OnlyNamed]."
+    )
+    statuses = exc.value.diagnosis.node_to_status
+    assert {n: s.code for n, s in statuses.items() if n != "n1"} == {
+        "n0": Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+        "n2": Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+    }
 
 
 def test_prefilter_naming_a_missing_node_rejects_the_others() -> None:
-    """v1.28 errors on a name no node has (kubernetes#123465); we answer as v1.29's fix
-    (kubernetes#119779) does: every node outside the result is rejected, unresolvably."""
+    """A name no node has (a PV's affinity naming a deleted node) is left out: v1.28 failed
+    the cycle for good (kubernetes#123465), v1.37 rejects every node outside the result."""
     cache = _cache(3, cpu="1")
     fwk = framework(cache)
     pod = make_pod(labels={"only": "gone"}, requests={"cpu": "2"})
     with pytest.raises(FitError) as exc:
         Algorithm().schedule_pod(fwk, CycleState(), pod, cache.snapshot)
     assert str(exc.value) == (
-        "0/3 nodes are available: 3 node is filtered out by the prefilter result."
+        "0/3 nodes are available: 3 node(s) didn't satisfy plugin(s) [OnlyNamed]."
     )
     codes = {s.code for s in exc.value.diagnosis.node_to_status.values()}
     assert codes == {Code.UNSCHEDULABLE_AND_UNRESOLVABLE}

@@ -19,7 +19,6 @@ class Diagnosis:
     __slots__ = (
         "_node_to_status",
         "_rejected",
-        "outside_pre_filter",
         "post_filter_msg",
         "pre_filter_msg",
         "unschedulable_plugins",
@@ -32,9 +31,6 @@ class Diagnosis:
         #: in every cycle, so the map by name is built only when read.
         self._rejected: list[tuple[Sequence[NodeInfo], Sequence[Status]]] = []
         self.unschedulable_plugins: set[str] = set()
-        #: Nodes a PreFilter result left out, by name, with the plugins that narrowed it, when
-        #: explaining. v1.28 gives them no status (not in the message, tried by preemption).
-        self.outside_pre_filter: dict[str, str] = {}
         self.pre_filter_msg = ""
         self.post_filter_msg = ""
 

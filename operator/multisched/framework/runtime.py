@@ -43,6 +43,7 @@ from .interfaces import (
     ReservePlugin,
     ScorePlugin,
 )
+from .recorder import NULL_RECORDER, FrameworkRecorder
 from .registry import Registry
 from .status import Code, PluginError, Status, code_label
 from .waiting import WaitingPod
@@ -131,6 +132,10 @@ class PluginScores:
 
 class Framework:
     """Implements ``Handle`` for the plugins it builds."""
+
+    #: Where the framework and its plugins report for the metrics (``InstrumentedFramework``
+    #: binds one; this one records nothing).
+    recorder: FrameworkRecorder = NULL_RECORDER
 
     def __init__(
         self,
@@ -262,6 +267,7 @@ class Framework:
     ) -> tuple[PreFilterResult | None, Status | None]:
         result: PreFilterResult | None = None
         narrowing: list[str] = []
+        rejected: Status | None = None
         for pl in self.pre_filter_plugins:
             start = perf_counter()
             try:
@@ -274,8 +280,13 @@ class Framework:
                 continue
             if status is not None and not status.is_success():
                 status.with_plugin(pl.name)
-                if status.is_rejected():
+                if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                     return None, status
+                if status.code == Code.UNSCHEDULABLE:
+                    # The rest still run, so that preemption has their state (v1.29+,
+                    # kubernetes#119770); the last such status is the cycle's.
+                    rejected = status
+                    continue
                 return None, Status(
                     Code.ERROR,
                     f'running PreFilter plugin "{pl.name}": {status.message()}',
@@ -292,6 +303,8 @@ class Framework:
                         names = " ".join(narrowing)
                         msg = f"node(s) didn't satisfy plugin(s) [{names}] simultaneously"
                     return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg)
+        if rejected is not None:
+            return None, rejected
         return result, None
 
     def active_filters(self, state: CycleState) -> list[tuple[str, FilterFn]]:
@@ -429,7 +442,9 @@ class Framework:
             r, status = await pl.post_filter(state, pod, statuses)
             self._observe(state, pl.name, "PostFilter", status, start)
             if status is None or status.is_success():
-                return r, Status(Code.SUCCESS, plugin=pl.name)
+                # A success keeps its message (preemption's placement), as upstream's does.
+                said = status.reasons if status is not None else ()
+                return r, Status(Code.SUCCESS, *said, plugin=pl.name)
             if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                 return r, status.with_plugin(pl.name)
             if not status.is_rejected():

@@ -116,6 +116,8 @@ class DefaultPreemption:
         self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status | None]:
         """Upstream ``Evaluator.Preempt`` (without extenders)."""
+        # Every call counts, eligible or not, as upstream's (and CapacityScheduling's) do.
+        self._handle.recorder.preemption_attempt()
         eligible, msg = self.pod_eligible_to_preempt_others(pod, statuses)
         if not eligible:
             return None, Status.unschedulable(msg)
@@ -155,7 +157,11 @@ class DefaultPreemption:
         status = await self.prepare_candidate(best, pod)
         if status is not None:
             return None, status
-        return PostFilterResult(best.name), None
+        # v1.37 says a found placement: it ends the pod's FailedScheduling message.
+        found = f"found a potential placement for pod on node {best.name}"
+        return PostFilterResult(best.name), Status(
+            Code.SUCCESS, f"{found}, preempting {len(best.victims)} victims"
+        )
 
     def pod_eligible_to_preempt_others(
         self, pod: PodInfo, statuses: NodeToStatus
@@ -313,6 +319,7 @@ class DefaultPreemption:
     async def prepare_candidate(self, c: Candidate, pod: PodInfo) -> Status | None:
         """Evict the victims (or reject them at Permit) and drop lower nominations there."""
         handle = self._handle
+        handle.recorder.preemption_victims(len(c.victims))
         client = handle.client
         for victim in c.victims:
             waiting = handle.get_waiting_pod(victim.uid)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from functools import partial
 from itertools import compress, count, filterfalse, islice
 from operator import eq, not_
+from time import perf_counter
 
 from multisched.cache import NodeInfo, PodInfo, Snapshot
 from multisched.framework import (
@@ -30,7 +31,8 @@ MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 #: v1.29's status of a node outside a PreFilter plugin's result.
-MSG_FILTERED_OUT = "node is filtered out by the prefilter result"
+#: Nodes outside a PreFilter result (v1.37's ``findNodesThatFitPod``); the plugins follow.
+MSG_OUTSIDE_PRE_FILTER = "node(s) didn't satisfy plugin(s)"
 #: In a cycle that records plugin metrics, the Filter plugins are timed at one node in this
 #: many (the first, then every tenth): an unbiased sample of per-call durations for a tenth
 #: of the cost of timing them all.
@@ -140,24 +142,27 @@ class Algorithm:
         if pre_result is not None and pre_result.node_names is not None:
             names = pre_result.node_names
             nodes = [n for n in all_nodes if n.name in names]
-            missing = len(nodes) < len(names)
-            if missing or record is not None:
-                outside = [n.name for n in all_nodes if n.name not in names]
-            if missing:
-                # v1.28 fails the cycle on a name no node has ("nodeinfo not found for node
-                # name"), so a PV whose affinity names a deleted node kept its pod pending
-                # for good (kubernetes#123465). v1.29 fixed it (kubernetes#119779) by
-                # rejecting every node outside the result; so do we, in that case only.
-                filtered = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, MSG_FILTERED_OUT)
-                diagnosis.node_to_status.update(dict.fromkeys(outside, filtered))
-            elif record is not None:
-                # v1.28 gives the nodes outside the result no status (the message leaves
-                # them out, preemption tries them); explain, alone, says why they were left.
-                plugins = " ".join(sorted(set(pre_result.plugins)))
-                diagnosis.outside_pre_filter = dict.fromkeys(outside, plugins)
-                shown = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, MSG_FILTERED_OUT)
-                record.verdicts.update(dict.fromkeys(outside, shown.with_plugin(plugins)))
-        feasible = self._find_nodes_that_pass_filters(fwk, state, pod, diagnosis, nodes, record)
+            # v1.37: every node outside the result is unresolvable, named by the plugins that
+            # narrowed the search, so preemption does not try it (a name no node has, as a
+            # PV's affinity naming a deleted node, is simply left out).
+            plugins = sorted(set(pre_result.plugins))
+            outside = Status(
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                f"{MSG_OUTSIDE_PRE_FILTER} [{' '.join(plugins)}]",
+            )
+            left_out = [n.name for n in all_nodes if n.name not in names]
+            diagnosis.node_to_status.update(dict.fromkeys(left_out, outside))
+            if record is not None:
+                shown = outside.with_plugin(" ".join(plugins))
+                record.verdicts.update(dict.fromkeys(left_out, shown))
+        # One Filter observation for the whole search, as upstream records it.
+        begin = perf_counter()
+        code = "Error"
+        try:
+            feasible = self._find_nodes_that_pass_filters(fwk, state, pod, diagnosis, nodes, record)
+            code = "Success"
+        finally:
+            fwk.recorder.extension_point("Filter", code, perf_counter() - begin)
         return feasible, diagnosis
 
     def _find_nodes_that_pass_filters(

@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable
 from enum import StrEnum
 
 from multisched.cache import Cache, PodInfo
-from multisched.config.resolved import ResolvedConfig
+from multisched.config.resolved import ResolvedConfig, ResolvedProfile
 from multisched.framework import (
     ApiUnavailable,
     BindingConflict,
@@ -29,6 +29,7 @@ from multisched.framework import (
     CycleState,
     FitError,
     Framework,
+    InstrumentedFramework,
     NotLeading,
     Registry,
     Status,
@@ -141,22 +142,32 @@ class Scheduler(EventHandlers):
 
     def build_profiles(self, config: ResolvedConfig) -> dict[str, Framework]:
         """Instantiate every profile; raises (FrameworkError) without touching the live set."""
-        built = {
-            prof.scheduler_name: Framework(
+        return {prof.scheduler_name: self._framework(prof) for prof in config.profiles}
+
+    def _framework(self, prof: ResolvedProfile) -> Framework:
+        nominator = self.queue.nominator if hasattr(self, "queue") else None
+        if type(self.observer) is NullObserver:  # nothing timed, nothing to pay
+            return Framework(
                 prof,
                 self.registry,
                 self.cache.snapshot,
                 client=self.client,
-                nominator=self.queue.nominator if hasattr(self, "queue") else None,
+                nominator=nominator,
                 rng=self.rng,
                 activator=self._activate,
             )
-            for prof in config.profiles
-        }
-        if not isinstance(self.observer, NullObserver):
-            for fwk in built.values():
-                fwk.plugin_observer = self.observer.plugin
-        return built
+        fwk = InstrumentedFramework(
+            prof,
+            self.registry,
+            self.cache.snapshot,
+            self.observer.framework_recorder(prof.scheduler_name),
+            client=self.client,
+            nominator=nominator,
+            rng=self.rng,
+            activator=self._activate,
+        )
+        fwk.plugin_observer = self.observer.plugin
+        return fwk
 
     def set_config(
         self, config: ResolvedConfig, profiles: dict[str, Framework] | None = None
@@ -213,6 +224,7 @@ class Scheduler(EventHandlers):
                 self.unconfirmed_binding_ttl,
             )
             entry.unreserve()
+            self._count_failed_binding(entry)
             self.queue.add_unschedulable(entry.qpi, set(), error=True)
         if expired:
             self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
@@ -278,12 +290,12 @@ class Scheduler(EventHandlers):
                 fwk, state, pod, self.cache.snapshot, explain=self.explain
             )
         except FitError as err:
-            outcome = await self._handle_fit_error(fwk, state, qpi, err)
-            self.observer.attempt(fwk.profile_name, "unschedulable", self.clock() - start)
-            return outcome
+            return await self._handle_fit_error(fwk, state, qpi, err, start)
         except SchedulingError as err:
-            await self._fail(fwk, qpi, REASON_SCHEDULER_ERROR, str(err), set(), error=True)
-            self.observer.attempt(fwk.profile_name, "error", self.clock() - start)
+            self.observer.algorithm(self.clock() - start)
+            await self._fail(
+                fwk, qpi, REASON_SCHEDULER_ERROR, str(err), set(), error=True, start=start
+            )
             return self._emit(Outcome(pod, CycleResult.ERROR, message=str(err)))
         except Exception as exc:
             # A plugin that raised instead of returning a Status (an input it did not
@@ -292,13 +304,15 @@ class Scheduler(EventHandlers):
             message = _crash_message(exc)
             logger.error("scheduling cycle of %s failed: %s", pod.key, message)
             logger.debug("scheduling cycle of %s failed", pod.key, exc_info=True)
-            await self._fail(fwk, qpi, REASON_SCHEDULER_ERROR, message, set(), error=True)
-            self.observer.attempt(fwk.profile_name, "error", self.clock() - start)
+            await self._fail(
+                fwk, qpi, REASON_SCHEDULER_ERROR, message, set(), error=True, start=start
+            )
             return self._emit(Outcome(pod, CycleResult.ERROR, message=message))
+        self.observer.algorithm(self.clock() - start)
         return await self._assume_and_bind(fwk, state, qpi, result, start)
 
     async def _handle_fit_error(
-        self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, err: FitError
+        self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, err: FitError, start: float
     ) -> Outcome:
         pod = qpi.pod
         nominated = ""
@@ -309,14 +323,16 @@ class Scheduler(EventHandlers):
             except Exception as exc:  # reported with the fit error, as a PostFilter error status
                 logger.error("PostFilter for %s failed: %s", pod.key, _crash_message(exc))
                 result, status = None, Status(Code.ERROR, _crash_message(exc))
-            if status.code != Code.SUCCESS and status.message():
-                err.diagnosis.post_filter_msg = status.message()
+            # Whatever PostFilter says, a found placement included (as v1.37).
+            err.diagnosis.post_filter_msg = status.message()
             if result is not None:
                 nominated = result.nominated_node_name
                 # An empty nomination from PostFilter clears a stale one (upstream ModeOverride).
                 clear = not nominated and bool(
                     pod.nominated_node_name or self.queue.nominator.nominated_node(pod.uid)
                 )
+        # Upstream's algorithm latency covers PostFilter; the nomination's write is after.
+        self.observer.algorithm(self.clock() - start)
         message = err.message()
         if nominated or clear:
             if nominated:
@@ -330,9 +346,8 @@ class Scheduler(EventHandlers):
                     pass  # logged once elsewhere; the next attempt nominates again
                 except Exception as exc:
                     logger.warning("could not set nominatedNodeName of %s: %s", pod.key, exc)
-        await self._fail(
-            fwk, qpi, REASON_UNSCHEDULABLE, message, err.diagnosis.unschedulable_plugins
-        )
+        plugins = err.diagnosis.unschedulable_plugins
+        await self._fail(fwk, qpi, REASON_UNSCHEDULABLE, message, plugins, start=start)
         outcome = Outcome(pod, CycleResult.UNSCHEDULABLE, message=message)
         outcome.nominated_node = nominated
         outcome.fit_error = err
@@ -364,15 +379,15 @@ class Scheduler(EventHandlers):
             fwk.run_unreserve(state, assumed, host)
             self.cache.forget_pod(assumed)
             fwk.waiting_pods.pop(pod.uid, None)
-            reason = REASON_UNSCHEDULABLE if status.is_rejected() else REASON_SCHEDULER_ERROR
+            rejected = status.is_rejected()
+            reason = REASON_UNSCHEDULABLE if rejected else REASON_SCHEDULER_ERROR
             await self._fail(
-                fwk, qpi, reason, status.message(), {status.plugin}, error=not status.is_rejected()
+                fwk, qpi, reason, status.message(), {status.plugin}, error=not rejected, start=start
             )
-            self.observer.attempt(fwk.profile_name, "unschedulable", self.clock() - start)
             return self._emit(Outcome(pod, CycleResult.UNSCHEDULABLE, message=status.message()))
         self.queue.nominator.delete_nominated_pod(pod)
-        self.observer.attempt(fwk.profile_name, "scheduled", self.clock() - start)
-        cycle = BindingCycle(fwk, state, qpi, assumed, host, result, self.clock())
+        # The attempt is counted when its binding cycle ends (upstream: after Bind).
+        cycle = BindingCycle(fwk, state, qpi, assumed, host, result, self.clock(), start)
         task = asyncio.create_task(self._binding_cycle(cycle))
         self._binding.add(task)
         task.add_done_callback(self._binding.discard)
@@ -406,9 +421,7 @@ class Scheduler(EventHandlers):
         self.queue.done(pod.uid)
         self._last_failure.pop(pod.uid, None)
         fwk.run_post_bind(cycle.state, cycle.assumed, host)
-        now = self.clock()
-        first = cycle.qpi.initial_attempt_timestamp or cycle.start
-        self.observer.bound(fwk.profile_name, now - cycle.start, now - first)
+        self._count_bound(cycle)
         if self.events is not None:
             try:
                 await self.events.scheduled(fwk.profile_name, pod, host)
@@ -438,8 +451,10 @@ class Scheduler(EventHandlers):
         rejected = status.is_rejected()
         # A rejection at Permit (a gang let go) is unschedulable, not an error.
         result_name = CycleResult.UNSCHEDULABLE if rejected else CycleResult.ERROR
-        if not isinstance(cause, NotLeading):  # a step-down is no failure of the pod's
-            self.observer.binding_failed(fwk.profile_name, result_name)
+        # A step-down is no failure of the pod's: neither counted nor reported.
+        stepped_down = isinstance(cause, NotLeading)
+        if not stepped_down:
+            self.observer.binding_failed(fwk.profile_name)
         await self._fail(
             fwk,
             cycle.qpi,
@@ -450,6 +465,7 @@ class Scheduler(EventHandlers):
             # An unreachable API server is logged once by the client, and a replica
             # that stopped leading says so once: not per pod.
             quiet=isinstance(cause, ApiUnavailable | NotLeading),
+            start=None if stepped_down else cycle.attempt_start,
         )
         self._emit(Outcome(pod, result_name, message=status.message()))
 
@@ -465,6 +481,7 @@ class Scheduler(EventHandlers):
             self._binding.add(task)
             task.add_done_callback(self._binding.discard)
             return
+        self._count_failed_binding(cycle)
         self.queue.done(uid)
         self._last_failure.pop(uid, None)
 
@@ -501,6 +518,10 @@ class Scheduler(EventHandlers):
         logger.info(
             "pod %s is already bound to %s; not binding it to %s", pod.key, node, cycle.host
         )
+        if node == cycle.host:  # our own binding, whose response was lost
+            self._count_bound(cycle)
+        else:
+            self._count_failed_binding(cycle)
         cycle.unreserve()
         self.cache.forget_pod(cycle.assumed)
         if self.cache.get_pod(pod.uid) is None:  # the watch may have confirmed it meanwhile
@@ -521,11 +542,16 @@ class Scheduler(EventHandlers):
         plugins: set[str],
         error: bool = False,
         quiet: bool = False,
+        start: float | None = None,
     ) -> None:
         """Requeue and report; the same message for the same pod is not posted again until
         the longest backoff (``podMaxBackoffSeconds``) has passed, so retries don't spam.
-        ``quiet``: requeue only (the cause is reported elsewhere, once)."""
+        ``quiet``: requeue only (the cause is reported elsewhere, once). ``start``: when
+        the attempt began, to count it (None: not counted)."""
         pod = qpi.pod
+        if start is not None:
+            result = "unschedulable" if reason == REASON_UNSCHEDULABLE else "error"
+            self.observer.attempt(fwk.profile_name, result, self.clock() - start)
         self.queue.add_unschedulable(qpi, plugins, error=error, message=message)
         if pod.uid not in self.queue or quiet:
             return  # deleted meanwhile
@@ -540,6 +566,25 @@ class Scheduler(EventHandlers):
                 await self.events.failed(fwk.profile_name, pod, reason, message)
             except Exception as exc:
                 logger.warning("could not report the scheduling failure of %s: %s", pod.key, exc)
+
+    def _count_bound(self, cycle: BindingCycle) -> None:
+        now = self.clock()
+        qpi = cycle.qpi
+        first = qpi.initial_attempt_timestamp
+        self.observer.bound(
+            cycle.fwk.profile_name,
+            now - cycle.attempt_start,
+            now - cycle.start,
+            now - (cycle.attempt_start if first is None else first),
+            qpi.attempts,
+            qpi.flushed,
+        )
+
+    def _count_failed_binding(self, cycle: BindingCycle) -> None:
+        """A binding the API did not store for this pod (it is gone, or bound elsewhere)."""
+        profile = cycle.fwk.profile_name
+        self.observer.binding_failed(profile)
+        self.observer.attempt(profile, "error", self.clock() - cycle.attempt_start)
 
     def _emit(self, outcome: Outcome) -> Outcome:
         if self.on_outcome is not None:
