@@ -3,7 +3,8 @@ and a cycle that uses it picks the same nodes, records the same statuses and mov
 rotating start index by the same count as the node-by-node loop.
 
 Randomised clusters: cordoned, tainted, full (pods, cpu, memory, storage, extended
-resources) and roomy nodes; pods with and without tolerations, requests and spec.nodeName.
+resources) and roomy nodes, some declaring features; pods with and without tolerations,
+requests, spec.nodeName and needs of declared features.
 """
 
 from __future__ import annotations
@@ -29,6 +30,12 @@ TAINTS = [
     {"key": "gpu", "effect": "NoExecute"},
     {"key": "soft", "effect": "PreferNoSchedule"},
 ]
+#: Declared features (NodeDeclaredFeatures): the first two are inferred from ``_pod``'s specs.
+FEATURES = [
+    "RestartAllContainersOnContainerExits",
+    "UserNamespacesHostNetworkSupport",
+    "VolumeBindMountOptions",
+]
 
 
 def _cluster(rng: random.Random, nodes: int, harsh: float = 1.0) -> Cache:
@@ -37,17 +44,18 @@ def _cluster(rng: random.Random, nodes: int, harsh: float = 1.0) -> Cache:
     for i in range(nodes):
         small = rng.random() < 0.5 * harsh
         tainted = rng.random() < 0.3 * harsh
-        cache.add_node(
-            node_dict(
-                f"n{i:03d}",
-                cpu=rng.choice(["0", "500m", "2", "8"]) if small else "16",
-                memory=rng.choice(["0", "256Mi", "4Gi"]) if small else "64Gi",
-                pods=rng.choice(["1", "3", "110"]) if small else "110",
-                taints=rng.sample(TAINTS, rng.randint(0, 2)) if tainted else None,
-                unschedulable=rng.random() < 0.1 * harsh,
-                extra={"example.com/gpu": "1"} if rng.random() < 0.2 else None,
-            )
+        raw = node_dict(
+            f"n{i:03d}",
+            cpu=rng.choice(["0", "500m", "2", "8"]) if small else "16",
+            memory=rng.choice(["0", "256Mi", "4Gi"]) if small else "64Gi",
+            pods=rng.choice(["1", "3", "110"]) if small else "110",
+            taints=rng.sample(TAINTS, rng.randint(0, 2)) if tainted else None,
+            unschedulable=rng.random() < 0.1 * harsh,
+            extra={"example.com/gpu": "1"} if rng.random() < 0.2 else None,
         )
+        if rng.random() > 0.3 * harsh:
+            raw["status"]["declaredFeatures"] = sorted(rng.sample(FEATURES, rng.randint(1, 3)))
+        cache.add_node(raw)
     for j in range(nodes * 2):
         bound = pod_dict(f"bound-{j}", node_name=f"n{rng.randrange(nodes):03d}")
         bound["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "200m"}}
@@ -74,6 +82,15 @@ def _pod(rng: random.Random, name: str, nodes: int) -> PodInfo:
     body = pod_dict(name, requests=requests or None, tolerations=tolerations or None)
     if node_name:
         body["spec"]["nodeName"] = node_name  # a pod naming its node (NodeName's case)
+    if rng.random() < 0.1:  # needs RestartAllContainersOnContainerExits
+        body["spec"]["containers"][0].update(
+            restartPolicy="Never",
+            restartPolicyRules=[
+                {"action": "RestartAllContainers", "exitCodes": {"operator": "In", "values": [1]}}
+            ],
+        )
+    if rng.random() < 0.1:  # needs UserNamespacesHostNetworkSupport
+        body["spec"].update(hostNetwork=True, hostUsers=False)
     return PodInfo.parse(body)
 
 
@@ -90,6 +107,7 @@ def test_filter_nodes_matches_filter_node_by_node(seed: int) -> None:
         "NodeResourcesFit",
         "PodTopologySpread",
         "InterPodAffinity",
+        "NodeDeclaredFeatures",
     }
     seen = set()
     for k in range(30):

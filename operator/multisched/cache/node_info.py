@@ -6,6 +6,7 @@ import itertools
 from collections.abc import Mapping
 from typing import Any
 
+from .declared_features import node_declared_features
 from .pod_info import PodInfo, Taint
 from .quantity import QuantityError
 from .resources import Resource
@@ -76,6 +77,7 @@ class NodeInfo:
 
     __slots__ = (
         "allocatable",
+        "declared_features",
         "generation",
         "image_states",
         "index",
@@ -100,6 +102,8 @@ class NodeInfo:
         self.labels: dict[str, str] = {}
         self.taints: tuple[Taint, ...] = ()
         self.unschedulable = False
+        #: ``status.declaredFeatures`` as a set of the known features (declared_features.py).
+        self.declared_features = 0
         self.allocatable = Resource()
         self.requested = Resource()
         self.non_zero_cpu = 0
@@ -135,6 +139,7 @@ class NodeInfo:
         self.labels = dict(meta.get("labels") or {})
         self.taints = tuple(Taint.parse(t) for t in spec.get("taints") or ())
         self.unschedulable = bool(spec.get("unschedulable"))
+        self.declared_features = node_declared_features(status)
         self.allocatable = allocatable
         self.generation = next(_generation)
 
@@ -196,6 +201,7 @@ class NodeInfo:
         twin.labels = self.labels
         twin.taints = self.taints
         twin.unschedulable = self.unschedulable
+        twin.declared_features = self.declared_features
         twin.allocatable = self.allocatable
         twin.requested = self.requested.clone()
         twin.non_zero_cpu = self.non_zero_cpu

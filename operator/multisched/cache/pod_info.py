@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from .declared_features import pod_required_features
 from .labels import LabelSelector, NodeSelector, NodeSelectorTerm, SelectorError
 from .quantity import QuantityError
 from .resources import (
@@ -176,6 +177,7 @@ class PodInfo:
         "raw",
         "requests",
         "required_node_affinity",
+        "required_node_features",
         "scheduler_name",
         "scheduling_gates",
         "start_time",
@@ -208,6 +210,8 @@ class PodInfo:
     tolerations: tuple[Toleration, ...]
     node_selector: dict[str, str]
     required_node_affinity: NodeSelector | None
+    #: The node declared features the pod needs (declared_features.py); 0 for most pods.
+    required_node_features: int
     preferred_node_affinity: tuple[tuple[int, NodeSelectorTerm], ...]
     affinity_terms: tuple[AffinityTerm, ...]
     anti_affinity_terms: tuple[AffinityTerm, ...]
@@ -292,6 +296,7 @@ class PodInfo:
         )
         self._set_requests(spec, status)
         self._set_affinity(spec.get("affinity") or {})
+        self.required_node_features = pod_required_features(spec)
         return self
 
     def _set_requests(self, spec: Mapping[str, Any], status: Mapping[str, Any]) -> None:

@@ -13,6 +13,7 @@ from multisched.queue.events import (
     NODE,
     UPDATE_NODE_ALLOCATABLE,
     UPDATE_NODE_CONDITION,
+    UPDATE_NODE_DECLARED_FEATURE,
     UPDATE_NODE_LABEL,
     UPDATE_NODE_TAINT,
     ClusterEvent,
@@ -50,6 +51,10 @@ def node_scheduling_properties_change(
     if _conditions(old_status) != _conditions(new_status):
         action |= UPDATE_NODE_CONDITION
         labels.append("NodeConditionChange")
+    # The API server keeps the list sorted, so list equality is set equality.
+    if (old_status.get("declaredFeatures") or []) != (new_status.get("declaredFeatures") or []):
+        action |= UPDATE_NODE_DECLARED_FEATURE
+        labels.append("NodeDeclaredFeatureChange")
     if not action:
         return None
     return ClusterEvent(NODE, action, "+".join(labels))

@@ -1,0 +1,76 @@
+"""NodeDeclaredFeatures: the node must declare every feature the pod needs.
+
+Upstream ``nodedeclaredfeatures/nodedeclaredfeatures.go`` (GA and locked on in v1.37). A
+kubelet lists the features it implements in ``status.declaredFeatures``; the features a pod
+needs are inferred from its spec by ``cache.declared_features`` once per pod update
+(``PodInfo.required_node_features``), so PreFilter only looks at a number and skips the
+plugin for the pods that need nothing, which is nearly all of them. A missing feature is
+UnschedulableAndUnresolvable: preempting pods cannot add one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from multisched.cache import NodeInfo, PodInfo
+from multisched.framework import CycleState, Handle, PreFilterResult, Status
+from multisched.framework.status import SKIP
+from multisched.queue.events import ADD, NODE, UPDATE_NODE_DECLARED_FEATURE, ClusterEvent
+
+from ._batch import for_every_node
+
+NAME = "NodeDeclaredFeatures"
+PRE_FILTER_STATE_KEY = "PreFilter" + NAME
+ERR_REASON_UNSATISFIED_REQUIREMENTS = "node(s) didn't match Pod's required features"
+
+
+def _missing_state() -> Status:
+    return Status.error(f'error reading "{PRE_FILTER_STATE_KEY}" from cycle-state: not found')
+
+
+class NodeDeclaredFeatures:
+    name = NAME
+
+    def __init__(self, args: object, handle: Handle | None) -> None:
+        pass
+
+    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+        # Only a node that comes or declares other features can fit the pod now. Upstream
+        # also registers the pod's own updates; our queue retries an updated pod anyway.
+        return (ClusterEvent(NODE, ADD | UPDATE_NODE_DECLARED_FEATURE),)
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        needed = pod.required_node_features
+        if not needed:
+            return None, SKIP
+        # An int: the pods on a node never change it, so no clone() needed.
+        state.write(PRE_FILTER_STATE_KEY, needed)
+        return None, None
+
+    def pre_filter_extensions(self) -> None:
+        return None
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        needed: int | None = state.get(PRE_FILTER_STATE_KEY)
+        if needed is None:
+            return _missing_state()
+        if needed & node.declared_features == needed:
+            return None
+        return Status.unresolvable(ERR_REASON_UNSATISFIED_REQUIREMENTS)
+
+    def filter_nodes(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> dict[int, Status]:
+        needed: int | None = state.get(PRE_FILTER_STATE_KEY)
+        if needed is None:
+            return for_every_node(nodes, _missing_state())
+        # One status for every failing node: the cycle only reads its reason.
+        lacking = Status.unresolvable(ERR_REASON_UNSATISFIED_REQUIREMENTS)
+        return {
+            i: lacking for i, node in enumerate(nodes) if needed & node.declared_features != needed
+        }
+
+
+PLUGIN = NodeDeclaredFeatures
