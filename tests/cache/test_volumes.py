@@ -111,3 +111,26 @@ def test_node_counts_pods_per_claim_as_upstream_pvc_ref_counts() -> None:
     assert twin.pvc_ref_counts == {"ns/data": 2, "ns/logs": 1}
     node.remove_pod(b)
     assert node.pvc_ref_counts == {}
+
+
+def _va(name: str, node: str) -> dict[str, Any]:
+    return {
+        "metadata": {"name": name},
+        "spec": {"attacher": "d", "nodeName": node, "source": {"persistentVolumeName": name}},
+    }
+
+
+def test_volume_attachments_are_indexed_by_node() -> None:
+    """Upstream's ``va.spec.nodename`` index: NodeVolumeLimits reads one node's."""
+    store = VolumeStore()
+    store.upsert("VolumeAttachment", _va("a", "n1"))
+    store.upsert("VolumeAttachment", _va("b", "n1"))
+    store.upsert("VolumeAttachment", _va("c", "n2"))
+    assert sorted(o["metadata"]["name"] for o in store.volume_attachments_on("n1")) == ["a", "b"]
+    store.upsert("VolumeAttachment", _va("b", "n2"))  # an update moves it between nodes
+    assert [o["metadata"]["name"] for o in store.volume_attachments_on("n1")] == ["a"]
+    assert sorted(o["metadata"]["name"] for o in store.volume_attachments_on("n2")) == ["b", "c"]
+    store.delete("VolumeAttachment", _va("a", "n1"))
+    assert store.volume_attachments_on("n1") == []
+    assert store.volume_attachments_on("nowhere") == []
+    assert store.has("VolumeAttachment", "b") and not store.has("VolumeAttachment", "a")

@@ -173,8 +173,8 @@ def test_a_read_write_once_pod_claim_in_use_keeps_a_second_pod_out(
     kube.apply(with_claims("rwop-second", sched, "solo"))
     messages = kube.wait_for("FailedScheduling", lambda: failed_messages(kube, "rwop-second"), 30)
     assert (
-        "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod "
-        "access mode" in messages[-1]
+        "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode "
+        "already in-use by another pod" in messages[-1]
     )
     assert node_of(kube, "rwop-second") == ""
     # explain reads the claims from the cluster and names the volume reason per node.
@@ -184,11 +184,13 @@ def test_a_read_write_once_pod_claim_in_use_keeps_a_second_pod_out(
     assert record["message"] == messages[-1]
     verdicts = record["explain"]["filter"]
     assert verdicts["rwop-a"] == (
-        "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod "
-        "access mode (VolumeRestrictions)"
+        "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode "
+        "already in-use by another pod (VolumeRestrictions)"
     )
     # The claim's bound local PV narrowed the nodes to rwop-a in PreFilter, as upstream.
-    assert verdicts["rwop-b"] == "node is filtered out by the prefilter result (VolumeBinding)"
+    assert verdicts["rwop-b"] == (
+        "node(s) didn't satisfy plugin(s) [VolumeBinding] (VolumeBinding)"
+    )
 
 
 def test_a_csinode_limit_of_one_keeps_a_second_csi_volume_off_the_node(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -10,6 +11,7 @@ from kmock import KubernetesEmulator
 from kubernetes_asyncio import client as k8s
 
 from builders import node_dict, pod_dict
+from kmock_support import declare_kinds
 from multisched.cache import PodInfo
 from multisched.operator.client import Api
 from multisched.operator.options import Options
@@ -108,8 +110,22 @@ async def test_a_status_only_update_does_not_retry_an_unschedulable_pod(
     assert queue.where(uid) in ("active", "backoff")
 
 
-async def test_pods_wait_for_their_profile_and_stay_when_it_goes(runtime: Runtime) -> None:
-    pod = pod_dict("web", scheduler_name=SCHED)
+async def store(kmock: KubernetesEmulator, path: str, obj: dict[str, Any]) -> dict[str, Any]:
+    """Into kmock's store, as the API server keeps it (what a listing then returns)."""
+    async with kmock.post(path, json=obj) as resp:
+        assert resp.status in (200, 201), await resp.text()
+    return obj
+
+
+async def store_pod(kmock: KubernetesEmulator, pod: dict[str, Any]) -> dict[str, Any]:
+    return await store(kmock, f"/api/v1/namespaces/{pod['metadata']['namespace']}/pods", pod)
+
+
+async def test_pods_wait_for_their_profile_and_stay_when_it_goes(
+    kmock: KubernetesEmulator, runtime: Runtime
+) -> None:
+    declare_kinds(kmock)
+    pod = await store_pod(kmock, pod_dict("web", scheduler_name=SCHED))
     uid = pod["metadata"]["uid"]
     await runtime.cluster.on_pod(pod)
     assert runtime.scheduler.queue.where(uid) is None  # nobody serves my-scheduler
@@ -117,9 +133,52 @@ async def test_pods_wait_for_their_profile_and_stay_when_it_goes(runtime: Runtim
     assert runtime.scheduler.queue.where(uid) == "active"
     await runtime.profile_sync.on_profile(profile_obj(SCHED), deleted=True)
     assert runtime.scheduler.queue.where(uid) is None
-    assert uid in runtime.cluster.others  # still known, untouched
+    assert runtime.cluster.others[uid].key == "default/web"  # still known, by its identity
     await runtime.profile_sync.on_profile(profile_obj(SCHED, uid="uid-p2"))
     assert runtime.scheduler.queue.where(uid) == "active"
+
+
+async def test_a_profile_claiming_a_name_schedules_the_pods_that_waited_for_it(
+    kmock: KubernetesEmulator, runtime: Runtime
+) -> None:
+    declare_kinds(kmock)
+    waited = [await store_pod(kmock, pod_dict(n, scheduler_name=SCHED)) for n in ("a", "b")]
+    gone = await store_pod(kmock, pod_dict("gone", scheduler_name=SCHED))
+    unseen = await store_pod(kmock, pod_dict("unseen", scheduler_name=SCHED))
+    theirs = await store_pod(kmock, pod_dict("theirs", scheduler_name="other"))
+    for pod in [*waited, gone, theirs]:
+        await runtime.cluster.on_pod(pod)  # as kopf hands them over
+    runtime.cluster.on_pending_pod_gone(gone)  # deleted since (the listing may lag)
+    await runtime.profile_sync.on_profile(profile_obj(SCHED))
+    queue = runtime.scheduler.queue
+    assert [queue.where(p["metadata"]["uid"]) for p in waited] == ["active", "active"]
+    # Not resurrected; and one kopf has not handed over yet comes by kopf's event.
+    assert queue.where(gone["metadata"]["uid"]) is None
+    assert queue.where(unseen["metadata"]["uid"]) is None
+    assert list(runtime.cluster.others) == [theirs["metadata"]["uid"]]
+
+
+async def test_a_failed_listing_of_a_claimed_name_is_tried_again_at_resync(
+    kmock: KubernetesEmulator, runtime: Runtime, caplog: pytest.LogCaptureFixture
+) -> None:
+    pod = pod_dict("web", scheduler_name=SCHED)
+    uid = pod["metadata"]["uid"]
+    await runtime.cluster.on_pod(pod)
+    profile = profile_obj(SCHED)
+    await runtime.profile_sync.on_profile(profile)  # kmock serves no pods yet: 404
+    assert runtime.scheduler.queue.where(uid) is None
+    assert runtime.cluster.unclaimed == {SCHED}
+    assert f"could not list the pending pods of {SCHED}" in caplog.text
+    declare_kinds(kmock)
+    await store_pod(kmock, pod)
+    await store(kmock, "/apis/multisched.dev/v1alpha1/schedulerprofiles", profile)
+    runtime.profile_sync.resync()
+    for _ in range(200):
+        if runtime.scheduler.queue.where(uid) == "active":
+            break
+        await asyncio.sleep(0.01)
+    assert runtime.scheduler.queue.where(uid) == "active"
+    assert runtime.cluster.unclaimed == set()
 
 
 async def test_an_unreadable_pod_of_ours_gets_one_warning(
@@ -211,17 +270,48 @@ async def test_storage_objects_reach_the_volume_plugins_and_requeue_what_they_re
     assert runtime.scheduler.cache.volumes.get_pvc("default", "data") is None
 
 
+async def test_a_volume_attachments_deletion_requeues_what_node_volume_limits_rejected(
+    runtime: Runtime,
+) -> None:
+    """v1.37's NodeVolumeLimits counts VolumeAttachments and registers their deletion; no
+    other storage deletion moves pods."""
+    await runtime.profile_sync.on_profile(profile_obj(SCHED))
+    pod = pod_dict("web", scheduler_name=SCHED)
+    uid = pod["metadata"]["uid"]
+    await runtime.cluster.on_pod(pod)
+    queue = runtime.scheduler.queue
+    qpi = queue.pop_nowait()
+    assert qpi is not None
+    queue.add_unschedulable(qpi, {"NodeVolumeLimits"})  # "node(s) exceed max volume count"
+    attachments = _storage_feed(runtime, "volumeattachments")
+    va = {
+        "metadata": {"name": "va-1", "resourceVersion": "3"},
+        "spec": {"attacher": "ebs.csi.aws.com", "nodeName": "n1",
+                 "source": {"persistentVolumeName": "pv-1"}},
+    }  # fmt: skip
+    attachments.on_upsert(va)
+    assert queue.where(uid) == "unschedulable"  # an attachment added frees nothing
+    volumes = runtime.scheduler.cache.volumes
+    assert [o["metadata"]["name"] for o in volumes.volume_attachments_on("n1")] == ["va-1"]
+    _storage_feed(runtime, "persistentvolumes").on_delete({"metadata": {"name": "pv-1"}})
+    assert queue.where(uid) == "unschedulable"
+    attachments.on_delete(va)
+    assert volumes.volume_attachments_on("n1") == []
+    assert queue.where(uid) in ("active", "backoff")
+
+
 async def test_every_storage_kind_has_an_informer(runtime: Runtime) -> None:
     plurals = {f.resource.plural for f in runtime.cluster.feeds()}
     assert plurals >= {
         "persistentvolumes", "persistentvolumeclaims", "storageclasses", "csinodes",
-        "csidrivers", "csistoragecapacities",
+        "csidrivers", "csistoragecapacities", "volumeattachments",
     }  # fmt: skip
     assert runtime.intake is not None
     assert {str(i.resource) for i in runtime.intake.informers} >= {
         "persistentvolumes",
         "csinodes.storage.k8s.io",
         "csistoragecapacities.storage.k8s.io",
+        "volumeattachments.storage.k8s.io",
     }
 
 

@@ -1,4 +1,5 @@
-"""Cases from upstream imagelocality/image_locality_test.go (same sizes, same scores)."""
+"""Cases from upstream v1.37 imagelocality/image_locality_test.go (same sizes, same scores;
+SignPod left out: multisched has no pod signatures)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 from builders import make_pod, node_dict
 from multisched.cache import Cache, PodInfo, Snapshot
 from multisched.framework import CycleState
-from multisched.plugins.image_locality import ImageLocality, normalized_image_name
+from multisched.plugins.image_locality import ImageLocality, normalized_image_name, pod_images
 
 MB = 1024 * 1024
 Images = list[tuple[list[str], int]]
@@ -20,12 +21,16 @@ class _Handle:
         self.snapshot = snapshot
 
 
-def pod(*images: str, init: tuple[str, ...] = ()) -> PodInfo:
+def pod(*images: str, init: tuple[str, ...] = (), volumes: tuple[str, ...] = ()) -> PodInfo:
     spec: dict[str, Any] = {
         "containers": [{"name": f"c{i}", "image": img} for i, img in enumerate(images)]
     }
     if init:
         spec["initContainers"] = [{"name": f"i{i}", "image": img} for i, img in enumerate(init)]
+    if volumes:
+        spec["volumes"] = [
+            {"name": f"v{i}", "image": {"reference": ref}} for i, ref in enumerate(volumes)
+        ]
     return make_pod(**spec)
 
 
@@ -100,6 +105,27 @@ CASES: list[tuple[str, PodInfo, list[Images], list[int]]] = [
         [0, 0],
     ),
     (
+        # node1: 100 * (300M * 1/2 - 23M) / (1000M * 2 - 23M) = 6; node2: 30M * 1/2 < 23M.
+        "pod with ImageVolume",
+        pod("gcr.io/30", volumes=("gcr.io/300",)),
+        [NODE_300_600_900, NODE_4000_30],
+        [6, 0],
+    ),
+    (
+        "same images as ImageVolume pod but as regular container images",
+        pod("gcr.io/30", "gcr.io/300"),
+        [NODE_300_600_900, NODE_4000_30],
+        [6, 0],
+    ),
+    (
+        # Two image volumes and a container: three images, 1000M each at most;
+        # node1: 100 * ((300M + 600M) * 1/2 - 23M) / (1000M * 3 - 23M) = 14.
+        "image volumes count towards the pod's image count",
+        pod("gcr.io/30", volumes=("gcr.io/300", "gcr.io/600")),
+        [NODE_300_600_900, NODE_4000_30],
+        [14, 0],
+    ),
+    (
         "include InitContainers: two images spread on two nodes, prefer the larger image one",
         pod("gcr.io/30", init=("gcr.io/300",)),
         [NODE_40_300_2000, NODE_20_30_40],
@@ -147,3 +173,12 @@ def test_score_follows_the_pod() -> None:
 )
 def test_normalized_image_name(name: str, expected: str) -> None:
     assert normalized_image_name(name) == expected
+
+
+def test_volumes_without_an_image_source_are_not_images() -> None:
+    with_volumes = make_pod(
+        containers=[{"name": "c", "image": "gcr.io/300"}],
+        volumes=[{"name": "e", "emptyDir": {}}, {"name": "i", "image": {"reference": "x"}}],
+    )
+    assert pod_images(with_volumes) == ("gcr.io/300", "x")
+    assert pod_images(pod("gcr.io/300")) == ("gcr.io/300",)

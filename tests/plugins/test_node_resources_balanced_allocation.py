@@ -1,4 +1,5 @@
-"""Cases from upstream noderesources/balanced_allocation_test.go (DRA cases left out)."""
+"""Cases from upstream v1.37 noderesources/balanced_allocation_test.go (the DRA extended
+resource cases and SignPod left out: multisched has neither)."""
 
 from __future__ import annotations
 
@@ -108,19 +109,25 @@ def test_request_outside_the_configured_resources_is_best_effort() -> None:
     assert status.is_skip()
 
 
+def memory_only() -> PodInfo:
+    return make_pod("p", containers=_containers({"memory": "2000"}, {"memory": "3000"}))
+
+
+# Each node's balance before -> after the pod in the comments; the score is
+# 50 + (50 + after - before) // 2.
 CASES = [
     (
-        # node1: cpu 3000/4000 = .75, memory 5000/10000 = .5, std .125 -> 87
-        # node2: cpu 3000/6000 = .5, memory .5, std 0 -> 100
+        # node1: cpu 0 -> .75, memory 0 -> .5: 100 -> 87
+        # node2: cpu 0 -> .5, memory 0 -> .5: 100 -> 100
         "nothing scheduled, resources requested, differently sized nodes",
         cpu_and_memory,
         lambda: [node("node1", 4000, 10000), node("node2", 6000, 10000)],
         DEFAULT_RESOURCES,
-        [87, 100],
+        [68, 75],
     ),
     (
-        # node1: cpu 6000/10000 = .6, memory 5000/20000 = .25, std .175 -> 82
-        # node2: cpu .6, memory 10000/20000 = .5, std .05 -> 95
+        # node1: cpu .3 -> .6, memory 0 -> .25: 85 -> 82
+        # node2: cpu .3 -> .6, memory .25 -> .5: 97 -> 95
         "resources requested, pods scheduled with resources",
         cpu_and_memory,
         lambda: [
@@ -128,9 +135,10 @@ CASES = [
             node("node2", 10000, 20000, [cpu_and_memory("e2")]),
         ],
         DEFAULT_RESOURCES,
-        [82, 95],
+        [73, 74],
     ),
     (
+        # node2: cpu .3 -> .6, memory .1 -> .2: 90 -> 80
         "resources requested, pods scheduled with resources, differently sized nodes",
         cpu_and_memory,
         lambda: [
@@ -138,11 +146,20 @@ CASES = [
             node("node2", 10000, 50000, [cpu_and_memory("e2")]),
         ],
         DEFAULT_RESOURCES,
-        [82, 80],
+        [73, 70],
     ),
     (
-        # node1: cpu 6000/6000 = 1, memory 0, std .5 -> 50
-        # node2: cpu 1, memory 5000/10000 = .5, std .25 -> 75
+        # node1: cpu 1 -> 1, memory 0 -> 1: 50 -> 100
+        # node2: cpu 0 -> 0, memory 0 -> 1: 100 -> 50
+        "resources requested, pods scheduled with resources, nodes to reach min/max score",
+        memory_only,
+        lambda: [node("node1", 3000, 5000, [cpu_only("e1")]), node("node2", 3000, 5000)],
+        DEFAULT_RESOURCES,
+        [100, 50],
+    ),
+    (
+        # node1: cpu .5 -> 1, memory 0 -> 0: 75 -> 50
+        # node2: cpu .5 -> 1, memory .5 -> .5: 100 -> 75
         "requested resources at node capacity",
         cpu_only,
         lambda: [
@@ -150,28 +167,30 @@ CASES = [
             node("node2", 6000, 10000, [cpu_and_memory("e2")]),
         ],
         DEFAULT_RESOURCES,
-        [50, 75],
+        [62, 62],
     ),
     (
         # Three fractions use the general standard deviation:
-        # node1: cpu 3000/3500, memory 5000/40000, gpu 4/8 -> 70
-        # node2: cpu 3000/3500, memory 5000/40000, gpu 1/8 -> 65
-        "include scalar resource on a node for balanced resource allocation",
-        lambda: make_pod("p", containers=_containers({"memory": "0", GPU: "1"})),
+        # node1: cpu .857, memory .125, gpu .375 -> .5: 69 -> 70
+        # node2: cpu .857, memory .125, gpu 0 -> .125: 62 -> 65
+        "scalar resource is included in the score computation if pod requests the scalar resource",
+        lambda: make_pod("p", containers=_containers({"cpu": "0", "memory": "0", GPU: "1"})),
         lambda: [
             node("node1", 3500, 40000, [cpu_memory_and_gpu("e1")], gpu=8),
             node("node2", 3500, 40000, [cpu_and_memory("e2")], gpu=8),
         ],
         WITH_GPU,
-        [70, 65],
+        [75, 76],
     ),
     (
-        # The pod does not request the gpu, so it is left out on both nodes: (.857 - .125) / 2.
-        "node without the scalar resource should skip the scalar resource",
+        # The pod does not request the gpu, so it is left out on both nodes:
+        # cpu 0 -> .857, memory 0 -> .125: 100 -> 63.
+        "scalar resource is not included in the score computation if pod doesn't request "
+        "the scalar resource",
         cpu_and_memory,
         lambda: [node("node1", 3500, 40000, gpu=8), node("node2", 3500, 40000)],
         WITH_GPU,
-        [63, 63],
+        [56, 56],
     ),
 ]
 
@@ -189,14 +208,44 @@ def test_node_resources_balanced_allocation(
 
 
 def test_fractions_are_capped_at_one() -> None:
-    # cpu 8000/4000 counts as 1 (not 2): std (1 - .5) / 2 = .25 -> 75.
+    # cpu 8000/4000 counts as 1 (not 2): balance 100 -> 75 (std (1 - .5) / 2), so 62.
     pod = make_pod("p", containers=_containers({"cpu": "8", "memory": "5000"}))
-    assert run(DEFAULT_RESOURCES, pod, [node("n", 4000, 10000)]) == [75]
+    assert run(DEFAULT_RESOURCES, pod, [node("n", 4000, 10000)]) == [62]
 
 
 def test_single_resource_has_no_deviation() -> None:
+    # One fraction has no spread before or after: the neutral 75.
     pod = make_pod("p", containers=_containers({"cpu": "1", "memory": "5000"}))
-    assert run([{"name": "cpu"}], pod, [node("n", 4000, 10000)]) == [100]
+    assert run([{"name": "cpu"}], pod, [node("n", 4000, 10000)]) == [75]
+
+
+def test_a_pod_that_evens_the_node_out_scores_above_one_that_skews_it() -> None:
+    # Both nodes end at cpu .5; node1 had memory at .5 already (balance 75 -> 100), node2
+    # had nothing (100 -> 75). Upstream v1.28 scored node1 100 and node2 75; v1.37 says how
+    # much the pod improves the balance.
+    pod = make_pod("p", containers=_containers({"cpu": "2", "memory": "0"}))
+    on_node1 = make_pod("e1", containers=_containers({"memory": "5000"}))
+    nodes = [node("node1", 4000, 10000, [on_node1]), node("node2", 4000, 10000)]
+    assert run(DEFAULT_RESOURCES, pod, nodes) == [87, 62]
+
+
+@pytest.mark.parametrize(
+    "resources", [DEFAULT_RESOURCES, WITH_GPU, [{"name": "memory"}, {"name": "cpu"}]]
+)
+def test_the_batch_path_scores_as_score_does(resources: list[dict[str, Any]]) -> None:
+    args = NodeResourcesBalancedAllocationArgs.model_validate({"resources": resources})
+    plugin = NodeResourcesBalancedAllocation(args, None)  # type: ignore[arg-type]
+    pod = make_pod("p", containers=_containers({"cpu": "700m", "memory": "3000", GPU: "1"}))
+    nodes = [
+        node("a", 4000, 10000, [cpu_only("e1")], gpu=4),
+        node("b", 4000, 10000, [cpu_and_memory("e2")]),
+        node("c", 3500, 40000, [cpu_memory_and_gpu("e3")], gpu=8),
+        node("d", 0, 10000),  # no cpu: one fraction
+        node("e", 1000, 1000, [cpu_and_memory("e4")]),  # over capacity: capped
+    ]
+    state = CycleState()
+    assert plugin.pre_score(state, pod, nodes) is None
+    assert plugin.score_nodes(state, pod, nodes) == [plugin.score(state, pod, n) for n in nodes]
 
 
 # -- args -------------------------------------------------------------------------------------

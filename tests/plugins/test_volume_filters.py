@@ -1,6 +1,6 @@
-"""VolumeRestrictions, VolumeZone and NodeVolumeLimits: cases from upstream's
-volume_restrictions_test.go, volume_zone_test.go and csi_test.go, plugin by plugin and
-scheduled end to end with the default profile."""
+"""VolumeRestrictions and VolumeZone: cases from upstream's volume_restrictions_test.go and
+volume_zone_test.go, plugin by plugin and scheduled end to end with the default profile
+(NodeVolumeLimits: test_node_volume_limits.py)."""
 
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ import pytest
 from builders import make_pod
 from multisched.cache import Cache, NodeInfo, PodInfo
 from multisched.framework import Code, CycleState, Status
-from multisched.plugins.nodevolumelimits import NodeVolumeLimits, csi_attach_limit_key
 from multisched.plugins.volumerestrictions import (
     ERR_REASON_DISK_CONFLICT,
     ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT,
     VolumeRestrictions,
 )
 from multisched.plugins.volumezone import ERR_REASON_CONFLICT, VolumeZone, label_zones_to_set
-from volume_support import ZONE, claim, csi_node, node, pod, pv, run, storage_class
+from multisched.queue.events import PVC_ADD, PVC_UPDATE
+from volume_support import ZONE, claim, node, pod, pv, run, storage_class
 
 
 class _Handle:
@@ -156,6 +156,7 @@ def test_rwop_end_to_end_the_second_pod_stays_pending() -> None:
 
 BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
 BETA_REGION = "failure-domain.beta.kubernetes.io/region"
+REGION = "topology.kubernetes.io/region"
 
 
 @pytest.mark.parametrize(
@@ -171,6 +172,11 @@ BETA_REGION = "failure-domain.beta.kubernetes.io/region"
         ({ZONE: "z1"}, {ZONE: "z1"}, True),
         ({ZONE: "z1"}, {ZONE: "z2"}, False),
         ({ZONE: "z1"}, {BETA_ZONE: "z1"}, False),  # the GA label is what the PV asks for
+        # v1.37: a PV's beta label matches the node's GA one when the node has no beta one.
+        ({BETA_ZONE: "us-west1-a"}, {ZONE: "us-west1-a"}, True),
+        ({BETA_ZONE: "us-west1-a"}, {ZONE: "us-west1-b"}, False),
+        ({BETA_REGION: "us-west1"}, {REGION: "us-west1"}, True),
+        ({ZONE: "us-west1-a", REGION: "us-west1-a"}, {ZONE: "us-west1-a"}, False),
         ({BETA_ZONE: "a__"}, {BETA_ZONE: "b"}, True),  # unreadable label: ignored
     ],
 )
@@ -255,118 +261,14 @@ def test_a_pod_with_a_zoned_volume_preempts_end_to_end() -> None:
     assert "Preempted by pod" in placed["low"].message
 
 
-# -- NodeVolumeLimits -----------------------------------------------------------------------
+def test_events_the_volume_filters_register() -> None:
+    """v1.37: VolumeRestrictions waits for a claim to be added (its access modes cannot
+    change), VolumeZone also for one to be updated (its volumeName filled in)."""
+    restrictions = VolumeRestrictions(None, None).events_to_register()  # type: ignore[arg-type]
+    zone = VolumeZone(None, None).events_to_register()  # type: ignore[arg-type]
 
-DRIVER = "ebs.csi.aws.com"
-EBS_CLASS = storage_class("ebs", mode="Immediate", provisioner=DRIVER)
+    def covers(events: Any, event: Any) -> bool:
+        return any(e.matches(event) for e in events)
 
-
-def _csi_pv(name: str, handle: str, claim_name: str) -> dict[str, Any]:
-    body = pv(
-        name, klass="ebs", claim_ref=claim_name, csi={"driver": DRIVER, "volumeHandle": handle}
-    )
-    body["spec"].pop("local")
-    return body
-
-
-def _limits_cache(count: int, *existing: tuple[str, str]) -> Cache:
-    objects: list[dict[str, Any]] = [EBS_CLASS, csi_node("n1", DRIVER, count)]
-    for claim_name, handle in existing:
-        objects.append(claim(claim_name, klass="ebs", volume=f"pv-{claim_name}", bound=True))
-        objects.append(_csi_pv(f"pv-{claim_name}", handle, claim_name))
-    return _cache(*objects, nodes=(node("n1"),))
-
-
-@pytest.mark.parametrize(
-    ("limit", "on_node", "new", "fits"),
-    [
-        (1, [], ["a"], True),
-        (1, ["a"], ["b"], False),
-        (2, ["a"], ["b"], True),
-        (1, ["a"], ["a"], True),  # the same volume again: already attached, counts once
-        (2, ["a"], ["b", "c"], False),
-        (3, ["a"], ["b", "c"], True),
-    ],
-)
-def test_csi_volume_count_against_the_csinode_limit(
-    limit: int, on_node: list[str], new: list[str], fits: bool
-) -> None:
-    handles = {c: f"vol-{c}" for c in {*on_node, *new}}
-    cache = _limits_cache(limit, *((c, handles[c]) for c in {*on_node, *new}))
-    if on_node:
-        cache.add_pod(_with(*map(_claim_vol, on_node), name="there", node_name="n1"))
-    plugin = NodeVolumeLimits(None, _Handle(cache))  # type: ignore[arg-type]
-    status = _run_filter(
-        plugin, _with(*map(_claim_vol, new), name="new"), cache.snapshot.node_info_map["n1"]
-    )
-    if fits:
-        assert status is None
-    else:
-        assert status is not None and status.code == Code.UNSCHEDULABLE
-        assert status.message() == "node(s) exceed max volume count"
-
-
-def test_unbound_claims_count_through_their_class_provisioner() -> None:
-    cache = _limits_cache(1, ("a", "vol-a"))
-    cache.volumes.upsert("PersistentVolumeClaim", claim("fresh", klass="ebs"))
-    cache.add_pod(_with(_claim_vol("a"), name="there", node_name="n1"))
-    plugin = NodeVolumeLimits(None, _Handle(cache))  # type: ignore[arg-type]
-    status = _run_filter(plugin, _with(_claim_vol("fresh")), cache.snapshot.node_info_map["n1"])
-    assert status is not None and status.code == Code.UNSCHEDULABLE
-
-
-def test_in_tree_volumes_count_only_where_the_node_migrated_them() -> None:
-    inline = {"name": "disk", "awsElasticBlockStore": {"volumeID": "vol-1"}}
-    other = {"name": "disk", "awsElasticBlockStore": {"volumeID": "vol-2"}}
-    for migrated, fits in ((False, True), (True, False)):
-        notes = (
-            {"storage.alpha.kubernetes.io/migrated-plugins": "kubernetes.io/aws-ebs"}
-            if migrated
-            else {}
-        )
-        cache = _cache(csi_node("n1", DRIVER, 1, **notes), nodes=(node("n1"),))
-        cache.add_pod(_with(inline, name="there", node_name="n1"))
-        plugin = NodeVolumeLimits(None, _Handle(cache))  # type: ignore[arg-type]
-        status = _run_filter(plugin, _with(other), cache.snapshot.node_info_map["n1"])
-        assert (status is None) is fits, (migrated, status)
-
-
-def test_a_missing_claim_of_the_new_pod_is_an_error() -> None:
-    plugin = NodeVolumeLimits(None, _Handle(_limits_cache(1)))  # type: ignore[arg-type]
-    status = _run_filter(
-        plugin, _with(_claim_vol("ghost")), _limits_cache(1).snapshot.node_info_map["n1"]
-    )
-    assert status is not None and status.code == Code.ERROR
-    assert 'persistentvolumeclaim "ghost" not found' in status.message()
-
-
-def test_attach_limit_keys_fit_a_resource_name() -> None:
-    assert csi_attach_limit_key(DRIVER) == "attachable-volumes-csi-ebs.csi.aws.com"
-    long_name = "a" * 60
-    key = csi_attach_limit_key(long_name)
-    assert key.startswith("attachable-volumes-csi-" + "a" * 23) and len(key) == 23 + 23 + 16
-
-
-def test_a_pod_without_attachable_volumes_is_skipped() -> None:
-    plugin = NodeVolumeLimits(None, _Handle(_cache()))  # type: ignore[arg-type]
-    _, status = plugin.pre_filter(CycleState(), _with({"name": "t", "emptyDir": {}}), [])
-    assert status is not None and status.code == Code.SKIP
-
-
-def test_csinode_limit_end_to_end_the_second_volume_goes_elsewhere() -> None:
-    objects = [
-        node("n1"),
-        node("n2"),
-        EBS_CLASS,
-        csi_node("n1", DRIVER, 1),
-        claim("a", klass="ebs", volume="pv-a", bound=True),
-        _csi_pv("pv-a", "vol-a", "a"),
-        claim("b", klass="ebs", volume="pv-b", bound=True),
-        _csi_pv("pv-b", "vol-b", "b"),
-    ]
-    there = pod("there", "a", cpu="1")
-    there["spec"]["nodeName"] = "n1"
-    busy = pod("busy", cpu="3")  # n2 is fuller: without the limit, the pod would go to n1
-    busy["spec"]["nodeName"] = "n2"
-    placed = run(*objects, there, busy, pod("new", "b", cpu="1"))
-    assert placed["new"].node == "n2"
+    assert covers(restrictions, PVC_ADD) and not covers(restrictions, PVC_UPDATE)
+    assert covers(zone, PVC_ADD) and covers(zone, PVC_UPDATE)

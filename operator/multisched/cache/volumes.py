@@ -30,6 +30,7 @@ STORAGE_CLASS = "StorageClass"
 CSI_NODE = "CSINode"
 CSI_DRIVER = "CSIDriver"
 CSI_STORAGE_CAPACITY = "CSIStorageCapacity"
+VOLUME_ATTACHMENT = "VolumeAttachment"
 VOLUME_KINDS = (
     PERSISTENT_VOLUME,
     PERSISTENT_VOLUME_CLAIM,
@@ -37,6 +38,7 @@ VOLUME_KINDS = (
     CSI_NODE,
     CSI_DRIVER,
     CSI_STORAGE_CAPACITY,
+    VOLUME_ATTACHMENT,
 )
 #: Kinds whose objects live in a namespace (keyed ``namespace/name``).
 NAMESPACED_VOLUME_KINDS = frozenset({PERSISTENT_VOLUME_CLAIM, CSI_STORAGE_CAPACITY})
@@ -170,6 +172,10 @@ class VolumeStore:
         self.csi_nodes: dict[str, Obj] = {}
         self.csi_drivers: dict[str, Obj] = {}
         self.csi_storage_capacities: dict[str, Obj] = {}
+        self.volume_attachments: dict[str, Obj] = {}
+        #: VolumeAttachment names by ``spec.nodeName`` (upstream's ``va.spec.nodename``
+        #: index): NodeVolumeLimits reads one node's.
+        self._attachments_by_node: dict[str, set[str]] = {}
 
     def _plain(self, kind: str) -> dict[str, Obj]:
         if kind == STORAGE_CLASS:
@@ -180,6 +186,8 @@ class VolumeStore:
             return self.csi_drivers
         if kind == CSI_STORAGE_CAPACITY:
             return self.csi_storage_capacities
+        if kind == VOLUME_ATTACHMENT:
+            return self.volume_attachments
         raise KeyError(f"not a storage kind: {kind}")
 
     def upsert(self, kind: str, obj: Obj) -> bool:
@@ -189,7 +197,11 @@ class VolumeStore:
             return self.pvs.on_upsert(obj)
         if kind == PERSISTENT_VOLUME_CLAIM:
             return self.pvcs.on_upsert(obj)
-        self._plain(kind)[object_key(obj)] = obj
+        key = object_key(obj)
+        if kind == VOLUME_ATTACHMENT:
+            self._unindex_attachment(key)
+            self._attachments_by_node.setdefault(_attachment_node(obj), set()).add(key)
+        self._plain(kind)[key] = obj
         return True
 
     def delete(self, kind: str, obj: Mapping[str, Any]) -> None:
@@ -198,7 +210,19 @@ class VolumeStore:
         elif kind == PERSISTENT_VOLUME_CLAIM:
             self.pvcs.on_delete(obj)
         else:
+            if kind == VOLUME_ATTACHMENT:
+                self._unindex_attachment(object_key(obj))
             self._plain(kind).pop(object_key(obj), None)
+
+    def _unindex_attachment(self, key: str) -> None:
+        old = self.volume_attachments.get(key)
+        if old is None:
+            return
+        names = self._attachments_by_node.get(_attachment_node(old))
+        if names is not None:
+            names.discard(key)
+            if not names:
+                del self._attachments_by_node[_attachment_node(old)]
 
     def has(self, kind: str, key: str) -> bool:
         if kind == PERSISTENT_VOLUME:
@@ -233,3 +257,14 @@ class VolumeStore:
 
     def get_csi_driver(self, name: str) -> Obj | None:
         return self.csi_drivers.get(name)
+
+    def volume_attachments_on(self, node_name: str) -> list[Obj]:
+        """The VolumeAttachments whose ``spec.nodeName`` is ``node_name``."""
+        names = self._attachments_by_node.get(node_name)
+        if not names:
+            return []
+        return [self.volume_attachments[name] for name in names]
+
+
+def _attachment_node(va: Mapping[str, Any]) -> str:
+    return str((va.get("spec") or {}).get("nodeName") or "")

@@ -12,6 +12,7 @@ STORAGE: dict[str, Resource] = {
     "CSINode": Resource("storage.k8s.io", "v1", "csinodes"),
     "CSIDriver": Resource("storage.k8s.io", "v1", "csidrivers"),
     "CSIStorageCapacity": Resource("storage.k8s.io", "v1", "csistoragecapacities"),
+    "VolumeAttachment": Resource("storage.k8s.io", "v1", "volumeattachments"),
 }
 
 #: scheduler-plugins' kinds (Coscheduling, CapacityScheduling), by kind name: optional,

@@ -1,8 +1,8 @@
 """Resource-allocation scoring shared by NodeResourcesFit and NodeResourcesBalancedAllocation.
 
 Follows upstream ``noderesources`` (resource_allocation.go, least_allocated.go,
-most_allocated.go, requested_to_capacity_ratio.go, balanced_allocation.go and
-helper/shape_score.go). Resource names are resolved once per plugin into a kind code and
+most_allocated.go, requested_to_capacity_ratio.go and helper/shape_score.go; BalancedAllocation
+scores in its own module). Resource names are resolved once per plugin into a kind code and
 the pod's requests once per cycle (PreScore) into ``Entry`` tuples, so the per-node score
 is a short loop over ints with upstream's integer arithmetic.
 """
@@ -294,46 +294,6 @@ def requested_to_capacity_ratio(shape: Sequence[tuple[int, int]]) -> Scorer:
     return scorer
 
 
-def balanced(entries: Sequence[Entry], node: NodeInfo) -> int:
-    """``balancedResourceScorer``: (1 - std of the usage fractions) * 100, in float64.
-
-    Reads the node inline (it runs in the default profile); entries use plain requests.
-    """
-    alloc = node.allocatable
-    used = node.requested
-    fractions = []
-    total = 0.0
-    for kind, name, _, req in entries:
-        if kind == KIND_CPU:
-            capacity, requested = alloc.milli_cpu, used.milli_cpu + req
-        elif kind == KIND_MEMORY:
-            capacity, requested = alloc.memory, used.memory + req
-        elif kind == KIND_EPHEMERAL_STORAGE:
-            capacity, requested = alloc.ephemeral_storage, used.ephemeral_storage + req
-        else:
-            capacity = alloc.scalar.get(name, 0)
-            requested = used.scalar.get(name, 0) + req
-        if capacity == 0:
-            continue
-        fraction = requested / capacity
-        if fraction > 1:
-            fraction = 1.0
-        total += fraction
-        fractions.append(fraction)
-    n = len(fractions)
-    if n == 2:
-        std = abs((fractions[0] - fractions[1]) / 2)
-    elif n > 2:
-        mean = total / n
-        acc = 0.0
-        for fraction in fractions:
-            acc = acc + (fraction - mean) * (fraction - mean)
-        std = math.sqrt(acc / n)
-    else:
-        std = 0.0
-    return int((1 - std) * float(MAX_NODE_SCORE))
-
-
 # -- batch forms for the default cpu+memory entries (the framework's score_nodes path) ------
 
 
@@ -365,31 +325,4 @@ def least_allocated_nodes(entries: Sequence[Entry], nodes: Sequence[NodeInfo]) -
                 node_score += (capacity - requested) * MAX_NODE_SCORE // capacity * mem_weight
             weight_sum += mem_weight
         out.append(node_score // weight_sum if weight_sum else 0)
-    return out
-
-
-def balanced_nodes(entries: Sequence[Entry], nodes: Sequence[NodeInfo]) -> list[int]:
-    """``[balanced(entries, n) for n in nodes]``, inlined for the default entries (cpu, then
-    memory); the arithmetic is ``balanced``'s, step for step, so floats round alike."""
-    if len(entries) != 2 or entries[0][0] != KIND_CPU or entries[1][0] != KIND_MEMORY:
-        return [balanced(entries, n) for n in nodes]
-    cpu_req = entries[0][3]
-    mem_req = entries[1][3]
-    out = []
-    for node in nodes:
-        alloc = node.allocatable
-        used = node.requested
-        cpu_cap = alloc.milli_cpu
-        mem_cap = alloc.memory
-        if cpu_cap and mem_cap:
-            a = (used.milli_cpu + cpu_req) / cpu_cap
-            if a > 1:
-                a = 1.0
-            b = (used.memory + mem_req) / mem_cap
-            if b > 1:
-                b = 1.0
-            std = abs((a - b) / 2)
-        else:
-            std = 0.0  # one fraction or none: no spread
-        out.append(int((1 - std) * float(MAX_NODE_SCORE)))
     return out

@@ -2,10 +2,12 @@
 
 Upstream ``imagelocality/image_locality.go``: each present image scores its size scaled
 by the share of nodes holding it (so one popular node does not attract every pod), and
-the sum is mapped onto 0..100 between 23MB and 1000MB per container. Init containers
-count, as upstream does. The share counts the nodes holding the image when the pod is
-scored; v1.28's cache keeps, per node, the count from when that node was last added or
-updated, which upstream fixed as a bug (kubernetes#116938).
+the sum is mapped onto 0..100 between 23MB and 1000MB per image. Init containers count, as
+upstream does, and so do image volumes (``volumes[].image.reference``; ImageVolume is GA
+in v1.36): each is one more image, scored as a container's. The share counts the nodes
+holding the image when the pod is scored; v1.28's cache keeps, per node, the count from
+when that node was last added or updated, which upstream fixed as a bug
+(kubernetes#116938).
 """
 
 from __future__ import annotations
@@ -30,6 +32,19 @@ def normalized_image_name(name: str) -> str:
     if name.rfind(":") <= name.rfind("/"):
         return f"{name}:{_DEFAULT_IMAGE_TAG}"
     return name
+
+
+def pod_images(pod: PodInfo) -> tuple[str, ...]:
+    """Upstream ``sumImageScores``' images: init containers', containers', then each image
+    volume's reference (a volume without one still counts towards the image count)."""
+    if not pod.volumes:
+        return pod.containers_images
+    references = tuple(
+        str(source.get("reference") or "")
+        for v in pod.volumes
+        if (source := v.get("image")) is not None
+    )
+    return pod.containers_images + references
 
 
 def scaled_image_score(state: ImageStateSummary, total_num_nodes: int) -> int:
@@ -58,7 +73,7 @@ class ImageLocality:
 
     def _pod_images(self, pod: PodInfo) -> tuple[str, ...]:
         if pod is not self._last_pod:
-            self._images = tuple(normalized_image_name(i) for i in pod.containers_images)
+            self._images = tuple(normalized_image_name(i) for i in pod_images(pod))
             self._last_pod = pod
         return self._images
 

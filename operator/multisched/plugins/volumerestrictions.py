@@ -14,13 +14,14 @@ from multisched.cache import NodeInfo, PodInfo
 from multisched.cache.volumes import PERSISTENT_VOLUME_CLAIM
 from multisched.framework import CycleState, Handle, PreFilterResult, Status
 from multisched.framework.status import SKIP
-from multisched.queue.events import ADD, DELETE, NODE, POD, UPDATE, ClusterEvent
+from multisched.queue.events import ADD, DELETE, NODE, POD, ClusterEvent
 
 NAME = "VolumeRestrictions"
 STATE_KEY = "PreFilter" + NAME
 ERR_REASON_DISK_CONFLICT = "node(s) had no available disk"
 ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT = (
-    "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"
+    "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode "
+    "already in-use by another pod"
 )
 _DISKS = ("gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi")
 
@@ -82,7 +83,8 @@ class VolumeRestrictions:
         return (
             ClusterEvent(POD, DELETE),
             ClusterEvent(NODE, ADD),
-            ClusterEvent(PERSISTENT_VOLUME_CLAIM, ADD | UPDATE),
+            # The claim must exist to read its access modes; they cannot change after.
+            ClusterEvent(PERSISTENT_VOLUME_CLAIM, ADD),
         )
 
     def pre_filter(

@@ -1,5 +1,6 @@
 """VolumeZone (upstream ``volumezone/volume_zone.go``): a pod whose bound PVs carry zone or
-region labels runs only on nodes in those zones and regions.
+region labels runs only on nodes in those zones and regions (a PV's beta label is matched
+against the node's GA label when the node has no beta one, as v1.37 does).
 
 Pods without bound PVs with topology labels are skipped in PreFilter.
 """
@@ -24,6 +25,11 @@ TOPOLOGY_LABELS = (
     "topology.kubernetes.io/zone",
     "topology.kubernetes.io/region",
 )
+#: ``translateToGALabel``: a PV's beta label matches a node that has only the GA one.
+GA_LABEL_OF = {
+    "failure-domain.beta.kubernetes.io/zone": "topology.kubernetes.io/zone",
+    "failure-domain.beta.kubernetes.io/region": "topology.kubernetes.io/region",
+}
 #: ``LabelMultiZoneDelimiter``: a PV label may name several zones.
 ZONE_DELIMITER = "__"
 
@@ -46,7 +52,8 @@ class VolumeZone:
         return (
             ClusterEvent(STORAGE_CLASS, ADD),
             ClusterEvent(NODE, ADD | UPDATE_NODE_LABEL),
-            ClusterEvent(PERSISTENT_VOLUME_CLAIM, ADD),
+            # A claim's volumeName being filled in may make the pod schedulable.
+            ClusterEvent(PERSISTENT_VOLUME_CLAIM, ADD | UPDATE),
             ClusterEvent(PERSISTENT_VOLUME, ADD | UPDATE),
         )
 
@@ -130,7 +137,10 @@ class VolumeZone:
         if not any(key in labels for key in TOPOLOGY_LABELS):
             return None  # a node without zone labels is not constrained
         for key, values in topologies:
-            if labels.get(key) not in values:
+            value = labels.get(key)
+            if value is None:
+                value = labels.get(GA_LABEL_OF.get(key, key))
+            if value not in values:
                 return Status.unresolvable(ERR_REASON_CONFLICT)
         return None
 

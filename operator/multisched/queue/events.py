@@ -15,6 +15,7 @@ from multisched.cache.volumes import (
     PERSISTENT_VOLUME,
     PERSISTENT_VOLUME_CLAIM,
     STORAGE_CLASS,
+    VOLUME_ATTACHMENT,
 )
 
 #: Upstream ``framework.ActionType`` bits.
@@ -24,8 +25,15 @@ UPDATE_NODE_ALLOCATABLE = 1 << 2
 UPDATE_NODE_LABEL = 1 << 3
 UPDATE_NODE_TAINT = 1 << 4
 UPDATE_NODE_CONDITION = 1 << 5
+UPDATE_NODE_DECLARED_FEATURE = 1 << 6
 #: Any update (of a pod, or any scheduling-relevant field of a node).
-UPDATE = UPDATE_NODE_ALLOCATABLE | UPDATE_NODE_LABEL | UPDATE_NODE_TAINT | UPDATE_NODE_CONDITION
+UPDATE = (
+    UPDATE_NODE_ALLOCATABLE
+    | UPDATE_NODE_LABEL
+    | UPDATE_NODE_TAINT
+    | UPDATE_NODE_CONDITION
+    | UPDATE_NODE_DECLARED_FEATURE
+)
 ALL = ADD | DELETE | UPDATE
 
 #: Resources (upstream ``GVK``); plugins may name others (e.g. "PersistentVolumeClaim").
@@ -41,6 +49,7 @@ _ACTION_NAMES = (
     (UPDATE_NODE_LABEL, "UpdateNodeLabel"),
     (UPDATE_NODE_TAINT, "UpdateNodeTaint"),
     (UPDATE_NODE_CONDITION, "UpdateNodeCondition"),
+    (UPDATE_NODE_DECLARED_FEATURE, "UpdateNodeDeclaredFeature"),
 )
 
 
@@ -103,8 +112,12 @@ NODE_SPEC_UNSCHEDULABLE_CHANGE = ClusterEvent(
     NODE, UPDATE_NODE_TAINT, "NodeSpecUnschedulableChange"
 )
 NODE_CONDITION_CHANGE = ClusterEvent(NODE, UPDATE_NODE_CONDITION, "NodeConditionChange")
+NODE_DECLARED_FEATURE_CHANGE = ClusterEvent(
+    NODE, UPDATE_NODE_DECLARED_FEATURE, "NodeDeclaredFeatureChange"
+)
 
-#: Upstream's event labels for them; their deletions move no pod (as upstream).
+#: Upstream's event labels for them; of their deletions only a VolumeAttachment's moves
+#: pods (NodeVolumeLimits registers it; upstream watches no other storage deletion).
 PV_ADD = ClusterEvent(PERSISTENT_VOLUME, ADD, "PvAdd")
 PV_UPDATE = ClusterEvent(PERSISTENT_VOLUME, UPDATE, "PvUpdate")
 PVC_ADD = ClusterEvent(PERSISTENT_VOLUME_CLAIM, ADD, "PvcAdd")
@@ -117,6 +130,9 @@ CSI_DRIVER_ADD = ClusterEvent(CSI_DRIVER, ADD, "CSIDriverAdd")
 CSI_DRIVER_UPDATE = ClusterEvent(CSI_DRIVER, UPDATE, "CSIDriverUpdate")
 CSI_STORAGE_CAPACITY_ADD = ClusterEvent(CSI_STORAGE_CAPACITY, ADD, "CSIStorageCapacityAdd")
 CSI_STORAGE_CAPACITY_UPDATE = ClusterEvent(CSI_STORAGE_CAPACITY, UPDATE, "CSIStorageCapacityUpdate")
+VOLUME_ATTACHMENT_ADD = ClusterEvent(VOLUME_ATTACHMENT, ADD, "VolumeAttachmentAdd")
+VOLUME_ATTACHMENT_UPDATE = ClusterEvent(VOLUME_ATTACHMENT, UPDATE, "VolumeAttachmentUpdate")
+VOLUME_ATTACHMENT_DELETE = ClusterEvent(VOLUME_ATTACHMENT, DELETE, "VolumeAttachmentDelete")
 #: kind -> (its add event, its update event).
 STORAGE_EVENTS: dict[str, tuple[ClusterEvent, ClusterEvent]] = {
     PERSISTENT_VOLUME: (PV_ADD, PV_UPDATE),
@@ -125,7 +141,10 @@ STORAGE_EVENTS: dict[str, tuple[ClusterEvent, ClusterEvent]] = {
     CSI_NODE: (CSI_NODE_ADD, CSI_NODE_UPDATE),
     CSI_DRIVER: (CSI_DRIVER_ADD, CSI_DRIVER_UPDATE),
     CSI_STORAGE_CAPACITY: (CSI_STORAGE_CAPACITY_ADD, CSI_STORAGE_CAPACITY_UPDATE),
+    VOLUME_ATTACHMENT: (VOLUME_ATTACHMENT_ADD, VOLUME_ATTACHMENT_UPDATE),
 }
+#: kind -> its delete event, for the kinds whose deletion moves pods.
+STORAGE_DELETE_EVENTS: dict[str, ClusterEvent] = {VOLUME_ATTACHMENT: VOLUME_ATTACHMENT_DELETE}
 
 _BY_LABEL = {
     e.label: e
@@ -141,7 +160,9 @@ _BY_LABEL = {
         NODE_TAINT_CHANGE,
         NODE_SPEC_UNSCHEDULABLE_CHANGE,
         NODE_CONDITION_CHANGE,
+        NODE_DECLARED_FEATURE_CHANGE,
         *(e for pair in STORAGE_EVENTS.values() for e in pair),
+        *STORAGE_DELETE_EVENTS.values(),
     )
 }
 

@@ -21,6 +21,7 @@ from multisched.queue.events import (
     DELETE,
     NODE_ADD,
     NODE_DELETE,
+    STORAGE_DELETE_EVENTS,
     STORAGE_EVENTS,
     UPDATE,
 )
@@ -186,5 +187,9 @@ class EventHandlers:
             self.cache.workloads.upsert(kind, raw)
 
     def on_storage_object_deleted(self, kind: str, raw: dict[str, Any]) -> None:
-        """Upstream moves no pod when a storage object goes; the readers forget it."""
+        """The readers forget it; only a VolumeAttachment's going moves pods (a node's
+        attach slot freed, for NodeVolumeLimits), as upstream watches no other deletion."""
         self.cache.volumes.delete(kind, raw)
+        event = STORAGE_DELETE_EVENTS.get(kind)
+        if event is not None:
+            self.queue.move_all_to_active_or_backoff(event)

@@ -1,7 +1,7 @@
 """NodeVolumeLimits: upstream's ``nodevolumelimits`` package (the CSI plugin, and the
-in-tree plugins' migration to CSI drivers)."""
+in-tree plugins' translation to CSI drivers)."""
 
-from .csi import ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED, NAME, NodeVolumeLimits, csi_attach_limit_key
+from .csi import ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED, NAME, NodeVolumeLimits, driver_not_installed
 
 PLUGIN = NodeVolumeLimits
 
@@ -10,5 +10,5 @@ __all__ = [
     "NAME",
     "PLUGIN",
     "NodeVolumeLimits",
-    "csi_attach_limit_key",
+    "driver_not_installed",
 ]

@@ -1,43 +1,60 @@
-"""NodeVolumeLimits (upstream ``nodevolumelimits/csi.go``): the CSI volumes a node may
-attach, per driver, from its CSINode's ``allocatable.count`` (or an ``attachable-volumes-*``
-allocatable resource); in-tree volumes count under their CSI driver where the node migrated
-them. A volume two pods share counts once.
+"""NodeVolumeLimits (upstream v1.37 ``nodevolumelimits/csi.go``): the CSI volumes a node may
+attach, per driver, from its CSINode's ``allocatable.count``; in-tree volumes count under
+their CSI driver (``migration``). A volume two pods share counts once, and so does one a
+VolumeAttachment already holds on the node.
+
+v1.37 differs from v1.28: limits come from the CSINode alone, keyed by driver name (a node's
+``attachable-volumes-csi-*`` allocatable no longer counts); the node's VolumeAttachments count
+towards them; a new pod's missing claim is UnschedulableAndUnresolvable rather than an error;
+and a CSIDriver with ``preventPodSchedulingIfMissing`` keeps pods off nodes whose CSINode does
+not list it (VolumeLimitScaling, beta and on in v1.37).
 
 A pod with no claim, generic ephemeral or migratable inline volume is skipped.
 """
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from multisched.cache import NodeInfo, PodInfo
-from multisched.cache.volumes import CSI_NODE, VolumeStore
+from multisched.cache.volumes import (
+    CSI_NODE,
+    PERSISTENT_VOLUME_CLAIM,
+    VOLUME_ATTACHMENT,
+    VolumeStore,
+)
 from multisched.framework import CycleState, Handle, PreFilterResult, Status
 from multisched.framework.status import SKIP
-from multisched.queue.events import ADD, DELETE, POD, ClusterEvent
+from multisched.queue.events import ADD, DELETE, POD, UPDATE, ClusterEvent
 
-from .migration import CSI_NAME_OF, in_tree_source, migrated_on_node
+from ..volumebinding.binder import ephemeral_owner_error
+from .migration import (
+    CSI_NAME_OF,
+    IN_TREE,
+    TranslationError,
+    in_tree_source,
+    migration_on,
+    translate,
+)
 
 NAME = "NodeVolumeLimits"
 ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED = "node(s) exceed max volume count"
-CSI_ATTACH_LIMIT_PREFIX = "attachable-volumes-csi-"
-ATTACHABLE_PREFIX = "attachable-volumes-"
-RESOURCE_NAME_LENGTH_LIMIT = 63
+BETA_STORAGE_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
+
+
+def driver_not_installed(driver: str) -> str:
+    return f"{driver} CSI driver is not installed on the node"
 
 
 class LookupFailed(Exception):
-    """The new pod names a claim that cannot be read (an error status, as upstream)."""
+    """A pod's volume that cannot be counted: an error status, as upstream, or for the new
+    pod's claim that does not exist (``not_found``), UnschedulableAndUnresolvable."""
 
-
-def csi_attach_limit_key(driver: str) -> str:
-    """``GetCSIAttachLimitKey``: long driver names are cut and hashed to fit a resource name."""
-    if len(CSI_ATTACH_LIMIT_PREFIX) + len(driver) >= RESOURCE_NAME_LENGTH_LIMIT:
-        digest = hashlib.sha1(driver.encode()).hexdigest()[:16]
-        return CSI_ATTACH_LIMIT_PREFIX + driver[:23] + digest
-    return CSI_ATTACH_LIMIT_PREFIX + driver
+    def __init__(self, message: str, not_found: bool = False) -> None:
+        super().__init__(message)
+        self.not_found = not_found
 
 
 class NodeVolumeLimits:
@@ -49,7 +66,12 @@ class NodeVolumeLimits:
         self.random_prefix = secrets.token_hex(16)
 
     def events_to_register(self) -> tuple[ClusterEvent, ...]:
-        return (ClusterEvent(CSI_NODE, ADD), ClusterEvent(POD, DELETE))
+        return (
+            ClusterEvent(CSI_NODE, ADD | UPDATE),
+            ClusterEvent(POD, DELETE),
+            ClusterEvent(PERSISTENT_VOLUME_CLAIM, ADD),
+            ClusterEvent(VOLUME_ATTACHMENT, DELETE),
+        )
 
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
@@ -71,30 +93,39 @@ class NodeVolumeLimits:
             return None
         store = self.handle.snapshot.volumes
         csi_node = store.get_csi_node(node.name)
-        new: dict[str, str] = {}
+        new: dict[str, str] = {}  # unique volume name -> its CSI driver
         try:
             self._attachable(store, pod, csi_node, True, new)
         except LookupFailed as exc:
-            return Status.error(str(exc))
+            return Status.unresolvable(str(exc)) if exc.not_found else Status.error(str(exc))
         if not new:
             return None
-        limits = volume_limits(node, csi_node)
+        for driver in new.values():
+            if not driver_installed(store, driver, csi_node):
+                return Status.unschedulable(driver_not_installed(driver))
+        limits = volume_limits(csi_node)
         if not limits:
             return None
         attached: dict[str, str] = {}
-        for other in node.pods:
-            if other.volumes:
-                self._attachable(store, other, csi_node, False, attached)
+        try:
+            for other in node.pods:
+                if other.volumes:
+                    self._attachable(store, other, csi_node, False, attached)
+        except LookupFailed as exc:
+            return Status.error(str(exc))
         attached_count: dict[str, int] = {}
-        for unique, key in attached.items():
+        for unique, driver in attached.items():
             new.pop(unique, None)
-            attached_count[key] = attached_count.get(key, 0) + 1
+            attached_count[driver] = attached_count.get(driver, 0) + 1
+        for unique, driver in node_volume_attachments(store, node.name).items():
+            if unique not in attached:
+                attached_count[driver] = attached_count.get(driver, 0) + 1
         new_count: dict[str, int] = {}
-        for key in new.values():
-            new_count[key] = new_count.get(key, 0) + 1
-        for key, count in new_count.items():
-            limit = limits.get(key)
-            if limit is not None and attached_count.get(key, 0) + count > limit:
+        for driver in new.values():
+            new_count[driver] = new_count.get(driver, 0) + 1
+        for driver, count in new_count.items():
+            limit = limits.get(driver)
+            if limit is not None and attached_count.get(driver, 0) + count > limit:
                 return Status.unschedulable(ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
         return None
 
@@ -106,48 +137,42 @@ class NodeVolumeLimits:
         new_pod: bool,
         out: dict[str, str],
     ) -> None:
-        """``filterAttachableVolumes``: unique volume name -> its limit key."""
+        """``filterAttachableVolumes``: unique volume name (driver/handle) -> its driver."""
         for volume in pod.volumes:
             claim_ref = volume.get("persistentVolumeClaim")
+            ephemeral = False
             if claim_ref is not None:
                 claim_name = str(claim_ref.get("claimName") or "")
             elif volume.get("ephemeral") is not None:
                 claim_name = f"{pod.name}-{volume.get('name') or ''}"
+                ephemeral = True
             else:
-                self._inline(volume, csi_node, out)
+                _inline(volume, csi_node, out)
                 continue
             if not claim_name:
-                if new_pod:
-                    raise LookupFailed("PersistentVolumeClaim had no name")
-                continue
+                raise LookupFailed("PersistentVolumeClaim had no name")
             claim = store.pvcs.get_api_obj(f"{pod.namespace}/{claim_name}")
             if claim is None:
-                if new_pod:
+                if new_pod:  # it cannot run without the claim
                     raise LookupFailed(
                         f"looking up PVC {pod.namespace}/{claim_name}: persistentvolumeclaim "
-                        f'"{claim_name}" not found'
+                        f'"{claim_name}" not found',
+                        not_found=True,
                     )
-                continue
+                continue  # no telling whether it counts on this node
+            if ephemeral:
+                problem = ephemeral_owner_error(pod, claim)
+                if problem is not None:
+                    raise LookupFailed(problem)
             driver, handle = self._driver_info(store, csi_node, claim)
             if driver and handle:
-                out[f"{driver}/{handle}"] = csi_attach_limit_key(driver)
-
-    @staticmethod
-    def _inline(
-        volume: Mapping[str, Any], csi_node: Mapping[str, Any] | None, out: dict[str, str]
-    ) -> None:
-        source = in_tree_source(volume)
-        if source is None:
-            return
-        plugin, driver, handle = source
-        if migrated_on_node(csi_node, plugin) and handle:
-            out[f"{driver}/{handle}"] = csi_attach_limit_key(driver)
+                out[f"{driver}/{handle}"] = driver
 
     def _driver_info(
         self, store: VolumeStore, csi_node: Mapping[str, Any] | None, claim: Mapping[str, Any]
     ) -> tuple[str, str]:
         """``getCSIDriverInfo``: the bound PV's CSI driver and handle (in-tree PVs through
-        migration), or for an unbound claim, its class's provisioner."""
+        translation), or for an unbound claim or a missing PV, its class's provisioner."""
         spec = claim.get("spec") or {}
         pv_name = str(spec.get("volumeName") or "")
         pv = store.pvs.get_api_obj(pv_name) if pv_name else None
@@ -158,44 +183,93 @@ class NodeVolumeLimits:
         if csi is not None:
             return str(csi.get("driver") or ""), str(csi.get("volumeHandle") or "")
         source = in_tree_source(pv_spec)
-        if source is None or not migrated_on_node(csi_node, source[0]):
+        if source is None or not migration_on(csi_node, IN_TREE[source[0]][0]):
             return "", ""
-        return source[1], source[2]
+        labels = (pv.get("metadata") or {}).get("labels") or {}
+        try:
+            return translate(source[0], source[1], labels)
+        except TranslationError:
+            return "", ""  # upstream logs it and does not count the volume
 
     def _driver_from_class(
         self, store: VolumeStore, csi_node: Mapping[str, Any] | None, claim: Mapping[str, Any]
     ) -> tuple[str, str]:
+        """``getCSIDriverInfoFromSC``: a claim without a class must bind before scheduling
+        (Immediate), so it is not counted."""
         meta = claim.get("metadata") or {}
         notes = meta.get("annotations") or {}
-        spec = claim.get("spec") or {}
-        class_name = str(
-            notes.get("volume.beta.kubernetes.io/storage-class")
-            or spec.get("storageClassName")
-            or ""
-        )
+        if BETA_STORAGE_CLASS_ANNOTATION in notes:
+            class_name = str(notes[BETA_STORAGE_CLASS_ANNOTATION] or "")
+        else:
+            class_name = str((claim.get("spec") or {}).get("storageClassName") or "")
         klass = store.get_storage_class(class_name) if class_name else None
         if klass is None:
             return "", ""
         handle = f"{self.random_prefix}-{meta.get('namespace')}/{meta.get('name')}"
         provisioner = str(klass.get("provisioner") or "")
         if provisioner in CSI_NAME_OF:
-            if not migrated_on_node(csi_node, provisioner):
+            if not migration_on(csi_node, provisioner):
                 return "", ""
             return CSI_NAME_OF[provisioner], handle
         return provisioner, handle
 
 
-def volume_limits(node: NodeInfo, csi_node: Mapping[str, Any] | None) -> dict[str, int]:
-    """``getVolumeLimits``: attachable-volume resources of the node, then each CSINode
-    driver's ``allocatable.count`` (which wins)."""
-    limits = {
-        name: value
-        for name, value in node.allocatable.scalar.items()
-        if name.startswith(ATTACHABLE_PREFIX)
-    }
-    if csi_node is not None:
-        for driver in (csi_node.get("spec") or {}).get("drivers") or ():
-            count = (driver.get("allocatable") or {}).get("count")
-            if isinstance(count, int):
-                limits[csi_attach_limit_key(str(driver.get("name") or ""))] = count
+def _inline(
+    volume: Mapping[str, Any], csi_node: Mapping[str, Any] | None, out: dict[str, str]
+) -> None:
+    """``checkAttachableInlineVolume``: a migratable inline volume counts where its plugin's
+    migration is on."""
+    source = in_tree_source(volume)
+    if source is None or not migration_on(csi_node, IN_TREE[source[0]][0]):
+        return
+    try:
+        driver, handle = translate(*source)
+    except TranslationError as exc:
+        raise LookupFailed(
+            f"converting volume({volume.get('name') or ''}) from inline to csi: {exc}"
+        ) from None
+    out[f"{driver}/{handle}"] = driver
+
+
+def driver_installed(store: VolumeStore, driver: str, csi_node: Mapping[str, Any] | None) -> bool:
+    """``checkCSIDriverOnNode``: only a CSIDriver that opts in with
+    ``preventPodSchedulingIfMissing`` must be listed by the node's CSINode."""
+    csi_driver = store.get_csi_driver(driver)
+    if csi_driver is None or not (csi_driver.get("spec") or {}).get(
+        "preventPodSchedulingIfMissing"
+    ):
+        return True
+    if csi_node is None:
+        return False
+    return any(d.get("name") == driver for d in (csi_node.get("spec") or {}).get("drivers") or ())
+
+
+def volume_limits(csi_node: Mapping[str, Any] | None) -> dict[str, int]:
+    """``getVolumeLimits``: each CSINode driver's ``allocatable.count``, by driver name; a
+    driver without one has no limit."""
+    if csi_node is None:
+        return {}
+    limits = {}
+    for driver in (csi_node.get("spec") or {}).get("drivers") or ():
+        count = (driver.get("allocatable") or {}).get("count")
+        if isinstance(count, int):
+            limits[str(driver.get("name") or "")] = count
     return limits
+
+
+def node_volume_attachments(store: VolumeStore, node_name: str) -> dict[str, str]:
+    """``getNodeVolumeAttachmentInfo``: the CSI volumes attached to the node, by unique name
+    (attacher/handle) -> attacher; an attachment without an attacher or a CSI PV is skipped."""
+    out = {}
+    for va in store.volume_attachments_on(node_name):
+        spec = va.get("spec") or {}
+        attacher = str(spec.get("attacher") or "")
+        pv_name = (spec.get("source") or {}).get("persistentVolumeName")
+        if not attacher or pv_name is None:
+            continue
+        pv = store.pvs.get_api_obj(str(pv_name))
+        csi = (pv.get("spec") or {}).get("csi") if pv is not None else None
+        if csi is None:
+            continue
+        out[f"{attacher}/{csi.get('volumeHandle') or ''}"] = attacher
+    return out
