@@ -321,11 +321,18 @@ def _history(command: str) -> Any:
     return run
 
 
+_REVISION_NAMESPACE_HELP = (
+    "the operator's namespace, where it keeps the revisions (default: the context's, else "
+    "default); only revisions there that the profile owns are read"
+)
+
+
 def _add_history_commands(sub: Any) -> None:
     hist = sub.add_parser("history", help="the specs a SchedulerProfile had in force")
     hist.add_argument("kind", help="sp (SchedulerProfile), or sp/NAME")
     hist.add_argument("name", nargs="?", help="the SchedulerProfile's name")
     hist.add_argument("--revision", type=int, help="print the spec of this revision")
+    hist.add_argument("--scheduler-namespace", help=_REVISION_NAMESPACE_HELP)
     hist.add_argument("--kubeconfig", help="path to the kubeconfig (default: $KUBECONFIG)")
     hist.set_defaults(func=_history("history"))
     back = sub.add_parser("rollback", help="put an earlier spec of a SchedulerProfile back")
@@ -340,6 +347,7 @@ def _add_history_commands(sub: Any) -> None:
         default=30.0,
         help="seconds to wait for the scheduler's verdict on the rolled-back spec",
     )
+    back.add_argument("--scheduler-namespace", help=_REVISION_NAMESPACE_HELP)
     back.add_argument("--kubeconfig", help="path to the kubeconfig (default: $KUBECONFIG)")
     back.set_defaults(func=_history("rollback"))
 

@@ -12,11 +12,14 @@ from kubernetes_validate.utils import latest_version
 
 from chart_support import CHART_CRD_PATH, CRD_PATH, ROOT, Manifest, load_docs
 
-KUBE_VERSIONS = ("1.28.0", latest_version())
+KUBE_VERSIONS = ("1.35.0", latest_version())
 EXTENSION_POINTS = (
     "multiPoint", "preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore",
     "score", "reserve", "permit", "preBind", "bind", "postBind",
+    "placementGenerate", "placementScore", "podGroupPostFilter",
 )  # fmt: skip
+#: What kube-scheduler v1.37.2 --write-config-to writes (tests/config/fixtures).
+WRITTEN_CONFIG = ROOT / "tests" / "config" / "fixtures" / "kube-scheduler-v1.37.2-write-config.yaml"
 
 
 def test_chart_carries_an_identical_copy_of_the_crd() -> None:
@@ -124,10 +127,13 @@ def test_plugins_are_a_map_of_extension_points_checked_for_every_client(crd: Man
         assert f"'{point}': true" in keys_rule
         assert point in plugins["description"]
     assert "point == 'score' || point == 'multiPoint'" in weight_rule
-    assert "has(p.weight)" in weight_rule
+    # kube-scheduler writes "weight: 0" on every entry it has no weight for.
+    assert "!has(p.weight) || p.weight == 0" in weight_rule
     enabled = plugins["additionalProperties"]["properties"]["enabled"]["items"]["properties"]
     disabled = plugins["additionalProperties"]["properties"]["disabled"]["items"]["properties"]
-    assert set(enabled) == {"name", "weight"} and set(disabled) == {"name"}
+    assert set(enabled) == {"name", "weight"} and set(disabled) == {"name", "weight"}
+    assert enabled["weight"]["minimum"] == 0
+    assert (disabled["weight"]["minimum"], disabled["weight"]["maximum"]) == (0, 0)
 
 
 def test_misplaced_fields_are_refused_for_every_client(crd: Manifest) -> None:
@@ -288,9 +294,13 @@ def _profile0(obj: Manifest) -> dict[str, Any]:
 
 
 BAD_EDITS: dict[str, tuple[Callable[[Manifest], Any], str]] = {
-    "weight 0": (
-        lambda o: _profile0(o)["plugins"]["score"]["enabled"][0].update(weight=0),
-        "less than the minimum of 1",
+    "weight -1": (
+        lambda o: _profile0(o)["plugins"]["score"]["enabled"][0].update(weight=-1),
+        "less than the minimum of 0",
+    ),
+    "a weight under disabled": (
+        lambda o: _profile0(o)["plugins"]["score"]["disabled"][0].update(weight=2),
+        "greater than the maximum of 0",
     ),
     "weight 101": (
         lambda o: _profile0(o)["plugins"]["score"]["enabled"][0].update(weight=101),
@@ -355,6 +365,29 @@ BAD_EDITS: dict[str, tuple[Callable[[Manifest], Any], str]] = {
         "Duplicate value",
     ),
 }
+
+
+def test_the_profiles_kube_scheduler_v137_writes_are_a_valid_spec(
+    profile_errors: Callable[[Manifest], list[str]],
+) -> None:
+    """The written file's profiles pasted into a SchedulerProfile (renamed: default-scheduler
+    is kube-scheduler's): every point, weight 0 and every default plugin's args fit."""
+    (written,) = load_docs(WRITTEN_CONFIG)
+    profiles = copy.deepcopy(written["profiles"])
+    profiles[0]["schedulerName"] = "written"
+    assert set(profiles[0]["plugins"]) == set(EXTENSION_POINTS)
+    obj: Manifest = {
+        "apiVersion": "multisched.dev/v1alpha1",
+        "kind": "SchedulerProfile",
+        "metadata": {"name": "written"},
+        "spec": {
+            "percentageOfNodesToScore": written["percentageOfNodesToScore"],
+            "podInitialBackoffSeconds": written["podInitialBackoffSeconds"],
+            "podMaxBackoffSeconds": written["podMaxBackoffSeconds"],
+            "profiles": profiles,
+        },
+    }
+    assert profile_errors(obj) == []
 
 
 @pytest.mark.parametrize("case", list(BAD_EDITS))

@@ -42,20 +42,21 @@ def plugin(name: str, *points: str, args: type[BaseModel] | None = None) -> Fake
 BUILTINS = (
     plugin("SchedulingGates", "preEnqueue"),
     plugin("PrioritySort", "queueSort"),
-    plugin("NodeUnschedulable", "filter"),
     plugin("NodeName", "filter"),
+    plugin("NodeUnschedulable", "filter"),
     plugin("TaintToleration", "filter", "preScore", "score"),
     plugin("NodeAffinity", "preFilter", "filter", "preScore", "score"),
     plugin("NodePorts", "preFilter", "filter"),
     plugin("NodeResourcesFit", "preFilter", "filter", "preScore", "score"),
     plugin("VolumeRestrictions", "preFilter", "filter"),
     plugin("NodeVolumeLimits", "preFilter", "filter"),
-    plugin("VolumeBinding", "preFilter", "filter", "reserve", "preBind"),
+    plugin("VolumeBinding", "preFilter", "filter", "preScore", "score", "reserve", "preBind"),
     plugin("VolumeZone", "preFilter", "filter"),
     plugin("PodTopologySpread", "preFilter", "filter", "preScore", "score"),
     plugin(
         "InterPodAffinity", "preFilter", "filter", "preScore", "score", args=InterPodAffinityArgs
     ),
+    plugin("DynamicResources", "preFilter"),
     plugin("DefaultPreemption", "postFilter", args=DefaultPreemptionArgs),
     plugin("NodeResourcesBalancedAllocation", "preScore", "score"),
     plugin("ImageLocality", "score"),

@@ -123,6 +123,7 @@ def test_seed_multi_profile_with_registered_plugins() -> None:
     assert first.plugins["score"] == (
         "NodeAffinity",
         "NodeResourcesFit",
+        "VolumeBinding",
         "PodTopologySpread",
         "InterPodAffinity",
         "NodeResourcesBalancedAllocation",

@@ -16,8 +16,8 @@ from config_fakes import (
 from multisched.config import ConfigError, ResolvedConfig
 
 DEFAULT_FILTER = (
-    "NodeUnschedulable",
     "NodeName",
+    "NodeUnschedulable",
     "TaintToleration",
     "NodeAffinity",
     "NodePorts",
@@ -33,6 +33,7 @@ DEFAULT_PRE_SCORE = (
     "TaintToleration",
     "NodeAffinity",
     "NodeResourcesFit",
+    "VolumeBinding",
     "PodTopologySpread",
     "InterPodAffinity",
     "NodeResourcesBalancedAllocation",
@@ -42,6 +43,7 @@ DEFAULT_WEIGHTS = {
     "TaintToleration": 3,
     "NodeAffinity": 2,
     "NodeResourcesFit": 1,
+    "VolumeBinding": 1,
     "PodTopologySpread": 2,
     "InterPodAffinity": 2,
     "NodeResourcesBalancedAllocation": 1,
@@ -89,6 +91,7 @@ def test_default_profile_matches_upstream_expanded_plugins() -> None:
             "VolumeZone",
             "PodTopologySpread",
             "InterPodAffinity",
+            "DynamicResources",
         ),
         "filter": DEFAULT_FILTER,
         "postFilter": ("DefaultPreemption",),
@@ -340,9 +343,10 @@ def test_selector_spread_is_refused_as_v1_refuses_it() -> None:
 
 
 def test_unsupported_plugin_config() -> None:
-    assert profile_problems(pluginConfig=[{"name": "DynamicResources", "args": {}}]) == [
-        "profiles[0](p).pluginConfig[0](DynamicResources): plugin DynamicResources is not "
-        "supported by multisched (dynamic resource allocation is out of scope)"
+    assert profile_problems(pluginConfig=[{"name": "CinderLimits", "args": {}}]) == [
+        "profiles[0](p).pluginConfig[0](CinderLimits): plugin CinderLimits is not "
+        "supported by multisched (in-tree volume limits are counted by NodeVolumeLimits "
+        "through CSI migration)"
     ]
 
 
@@ -386,13 +390,40 @@ def test_no_bind_plugin() -> None:
     ]
 
 
-@pytest.mark.parametrize("weight", [0, -1])
-def test_non_positive_weight(weight: int) -> None:
+def test_negative_weight() -> None:
     assert profile_problems(
-        {"score": {"enabled": named("ImageLocality", weights={"ImageLocality": weight})}}
+        {"score": {"enabled": named("ImageLocality", weights={"ImageLocality": -1})}}
     ) == [
-        f"profiles[0](p).plugins.score.enabled[0](ImageLocality).weight: weight must be a "
-        f"positive integer, got {weight} (to turn a plugin off, list it under disabled)"
+        "profiles[0](p).plugins.score.enabled[0](ImageLocality).weight: weight must not be "
+        "negative, got -1 (0 means the default, 1; to turn a plugin off, list it under disabled)"
+    ]
+
+
+@pytest.mark.parametrize("point", ["score", "multiPoint"])
+def test_weight_zero_is_the_default_weight_as_upstream(point: str) -> None:
+    """getValidScoreWeights: a weight of 0 is taken as 1 (kube-scheduler --write-config-to
+    writes ``weight: 0`` for every plugin it has no weight for)."""
+    prof = one({point: {"enabled": named("CustomScore", weights={"CustomScore": 0})}})
+    assert "CustomScore" in prof.plugins["score"]
+    assert prof.score_weights["CustomScore"] == 1
+
+
+def test_weight_zero_is_accepted_where_weights_are_unused() -> None:
+    # What kube-scheduler v1.37.2 writes for explicitly configured points.
+    prof = one(
+        {
+            "filter": {"enabled": named("CustomFilter", weights={"CustomFilter": 0})},
+            "score": {"disabled": [{"name": "ImageLocality", "weight": 0}]},
+        }
+    )
+    assert prof.plugins["filter"] == (*DEFAULT_FILTER, "CustomFilter")
+    assert "ImageLocality" not in prof.plugins["score"]
+
+
+def test_a_weight_under_disabled_is_refused() -> None:
+    assert profile_problems({"score": {"disabled": [{"name": "ImageLocality", "weight": 2}]}}) == [
+        "profiles[0](p).plugins.score.disabled[0](ImageLocality).weight: weight is not used "
+        "under disabled; remove it"
     ]
 
 

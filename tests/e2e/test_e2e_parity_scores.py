@@ -1,4 +1,4 @@
-"""Point for point with kube-scheduler (v1.28) on the same API server: the same pod gets the
+"""Point for point with kube-scheduler (v1.37.2) on the same API server: the same pod gets the
 same weighted score from every Score plugin on every node, under the same profile. Ours come
 from ``explain``, kube-scheduler's from its -v=10 log. Skipped, saying so, without a
 ``kube-scheduler`` binary on PATH."""
@@ -97,9 +97,9 @@ def scoring_cluster(kube: Kube, profile_fields: dict[str, Any]) -> Iterator[None
         kube.run(
             "patch", "node", name, "--subresource=status", "--type=merge", "-p", json.dumps(images)
         )
-    # v1.28's cache counts an image's nodes when each node is added or updated, so score-a
-    # would keep a count of 1 (fixed later, kubernetes#116938); multisched counts at scoring
-    # time. An update of score-a makes both counts 2.
+    # v1.28's cache counted an image's nodes when each node was added or updated, so score-a
+    # kept a count of 1 (kubernetes#116938, fixed since); an update of score-a made both
+    # counts 2 there. Kept: it changes nothing for v1.37, which counts as multisched does.
     kube.run("annotate", "node", "score-a", "parity/images-counted=yes")
     running = [
         _running("score-web-1", "score-a", "parity-web", "1"),
@@ -323,7 +323,7 @@ def _compare_scores(kube: Kube, log: Path, probe: Callable[[str, str], dict[str,
         for plugin, node, score in _SCORED.findall(log.read_text(errors="replace"))
     }
     assert theirs, "kube-scheduler logged no scores at -v=10"
-    # A plugin one side leaves out (VolumeBinding scores nothing without its gate) is 0 there.
+    # A plugin one side leaves out (VolumeBinding, skipped for a pod without claims) is 0 there.
     for key in theirs.keys() | ours.keys():
         assert ours.get(key, 0) == theirs.get(key, 0), (key, ours, theirs)
     # Every plugin that gives a node points in kube-scheduler gives them in ours (one that

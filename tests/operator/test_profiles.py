@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from multisched.config import ResolvedConfig
 from multisched.framework import Framework
@@ -301,3 +303,43 @@ def test_a_reserved_name_is_never_served_and_the_object_is_left_out_whole() -> N
     )
     status = book.desired_status("greedy", now_time)
     assert status is not None and status["conditions"][0]["status"] == "False"
+
+
+WRITTEN_CONFIG = (
+    Path(__file__).parents[1] / "config" / "fixtures" / "kube-scheduler-v1.37.2-write-config.yaml"
+)
+
+
+def _written_spec(scheduler_name: str) -> dict[str, Any]:
+    """The profiles kube-scheduler v1.37.2 --write-config-to writes, as a SchedulerProfile's
+    spec (its own schedulerName: default-scheduler is kube-scheduler's)."""
+    written = yaml.safe_load(WRITTEN_CONFIG.read_text())
+    profiles = written["profiles"]
+    profiles[0]["schedulerName"] = scheduler_name
+    keep = ("percentageOfNodesToScore", "podInitialBackoffSeconds", "podMaxBackoffSeconds")
+    return {"profiles": profiles, **{k: written[k] for k in keep}}
+
+
+def test_the_profiles_kube_scheduler_v137_writes_are_applied(book: ProfileBook) -> None:
+    book.observe(obj("written", _written_spec("written")))
+    combined = book.combine()
+    verdict = combined.verdicts["written"]
+    assert (verdict.ready, verdict.reason) == (True, "Applied"), verdict.message
+    (prof,) = combined.config.profiles
+    assert prof.score_weights["VolumeBinding"] == 1
+    assert "DynamicResources" in prof.plugins["preFilter"]
+
+
+@pytest.mark.parametrize("point", ["placementGenerate", "placementScore", "podGroupPostFilter"])
+def test_a_plugin_at_a_pod_group_point_is_an_invalid_configuration(
+    book: ProfileBook, point: str
+) -> None:
+    spec = _written_spec("written")
+    spec["profiles"][0]["plugins"][point] = {"enabled": [{"name": "ImageLocality"}]}
+    book.observe(obj("written", spec))
+    verdict = book.combine().verdicts["written"]
+    assert (verdict.ready, verdict.reason) == (False, "InvalidConfiguration")
+    assert verdict.message == (
+        f"profiles[0](written).plugins.{point}.enabled[0](ImageLocality): no built-in plugin "
+        f"implements {point} yet"
+    )

@@ -78,7 +78,7 @@ def test_a_bound_pv_with_a_node_affinity_conflict() -> None:
         zone_pv,
         pod("web", "data2"),
     )
-    assert "1 node(s) had volume node affinity conflict" in placed["web"].message
+    assert "1 node(s) didn't match PersistentVolume's node affinity" in placed["web"].message
 
 
 def test_a_claim_bound_to_a_missing_pv() -> None:
@@ -386,18 +386,6 @@ def test_a_storage_class_without_binding_mode_is_an_error() -> None:
     _, status = plugin.pre_filter(CycleState(), web, [])
     assert status is not None and status.code == Code.ERROR
     assert status.message() == 'VolumeBindingMode not set for StorageClass "local"'
-
-
-@pytest.mark.parametrize(
-    ("args", "problem"),
-    [
-        ({"bindTimeoutSeconds": -1}, "invalid BindTimeoutSeconds, should not be a negative value"),
-        ({"shape": [{"utilization": 0, "score": 0}]}, "unsupported when VolumeCapacityPriority"),
-    ],
-)
-def test_args_are_validated_as_upstream(args: dict[str, Any], problem: str) -> None:
-    with pytest.raises(ValueError, match=problem):
-        VolumeBindingArgs.model_validate(args)
 
 
 def test_events_requeue_what_can_help() -> None:

@@ -1,7 +1,7 @@
 """Scheduler configuration: pydantic models at the boundary, upstream defaults and merge
 rules, and the frozen ``ResolvedConfig`` the framework builds profiles from."""
 
-from .catalog import EXTENSION_POINTS, PluginCatalog, PluginSpec
+from .catalog import EXTENSION_POINTS, POD_GROUP_EXTENSION_POINTS, PluginCatalog, PluginSpec
 from .defaults import DEFAULT_MULTI_POINT, UNSUPPORTED_PLUGINS, default_plugins
 from .durations import parse_duration
 from .errors import ConfigError, Problem
@@ -34,6 +34,7 @@ __all__ = [
     "DEFAULT_SCHEDULER_NAME",
     "EXTENSION_POINTS",
     "KUBE_SCHEDULER_API_VERSION",
+    "POD_GROUP_EXTENSION_POINTS",
     "SCHEDULER_PROFILE_API_VERSION",
     "UNSUPPORTED_PLUGINS",
     "ConfigError",

@@ -27,6 +27,15 @@ EXTENSION_POINTS: tuple[str, ...] = (
     "postBind",
 )
 
+#: The points of v1.37's pod group (workload) scheduling cycle, added to ``plugins`` after
+#: v1.28. multisched has no such cycle: they are read so that written configurations load,
+#: and must stay empty (``checks.check_plugins`` names the point when one lists a plugin).
+POD_GROUP_EXTENSION_POINTS: tuple[str, ...] = (
+    "placementGenerate",
+    "placementScore",
+    "podGroupPostFilter",
+)
+
 
 class PluginSpec(Protocol):
     """A registered plugin as the config room sees it."""

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ValidationError
 
-from .catalog import EXTENSION_POINTS, PluginCatalog
+from .catalog import EXTENSION_POINTS, POD_GROUP_EXTENSION_POINTS, PluginCatalog
 from .defaults import UNSUPPORTED_PLUGINS, unsupported_message
 from .errors import Problem, problems_from_validation_error, suggest
 from .expand import WILDCARD
@@ -36,20 +36,25 @@ def unknown_plugin(name: str, catalog: PluginCatalog) -> str:
 
 
 def _weight_problem(point: str, weight: int) -> str | None:
+    if weight < 0:
+        return (
+            f"weight must not be negative, got {weight} (0 means the default, 1; "
+            "to turn a plugin off, list it under disabled)"
+        )
+    if weight == 0:
+        # Unset: kube-scheduler --write-config-to writes "weight: 0" on every entry it has
+        # no weight for (the internal int32 converted back to v1's pointer).
+        return None
     if point not in _WEIGHTED_POINTS:
         return f"weight is only used at score and multiPoint, not at {point}; remove it"
-    if weight <= 0:
-        return (
-            f"weight must be a positive integer, got {weight} "
-            "(to turn a plugin off, list it under disabled)"
-        )
     if weight > MAX_WEIGHT:
         return f"weight must be at most {MAX_WEIGHT}, got {weight}"
     return None
 
 
 def check_plugins(plugins: Plugins | None, catalog: PluginCatalog, where: str) -> list[Problem]:
-    """Enabled entries: known, implementing their point, listed once, sensible weights."""
+    """Enabled entries: known, implementing their point, listed once, sensible weights;
+    none at the pod group points, which no plugin implements yet."""
     if plugins is None:
         return []
     problems: list[Problem] = []
@@ -78,6 +83,22 @@ def check_plugins(plugins: Plugins | None, catalog: PluginCatalog, where: str) -
                 message = _weight_problem(point, plugin.weight)
                 if message:
                     problems.append(Problem(f"{path}.weight", message))
+        problems += [
+            Problem(
+                f"{where}.plugins.{point}.disabled[{j}]({plugin.name}).weight",
+                "weight is not used under disabled; remove it",
+            )
+            for j, plugin in enumerate(plugins.point(point).disabled)
+            if plugin.weight  # 0 is what kube-scheduler writes there
+        ]
+    problems += [
+        Problem(
+            f"{where}.plugins.{point}.enabled[{j}]({plugin.name})",
+            f"no built-in plugin implements {point} yet",
+        )
+        for point in POD_GROUP_EXTENSION_POINTS
+        for j, plugin in enumerate(plugins.point(point).enabled)
+    ]
     return problems
 
 

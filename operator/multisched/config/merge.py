@@ -54,7 +54,7 @@ def _resolve_profile(
 ) -> tuple[ResolvedProfile, list[Problem]]:
     where = profile_path(index, profile, several)
     problems = check_plugins(profile.plugins, catalog, where)
-    merged = merge_plugins(default_plugins(), profile.plugins)
+    merged = merge_plugins(default_plugins(catalog), profile.plugins)
     problems += check_default_plugins(merged, profile.plugins, catalog, where)
     plugins, weights = effective_plugins(merged, catalog)
 

@@ -42,6 +42,9 @@ POINT_FIELDS: dict[str, str] = {
     "preBind": "pre_bind",
     "bind": "bind",
     "postBind": "post_bind",
+    "placementGenerate": "placement_generate",
+    "placementScore": "placement_score",
+    "podGroupPostFilter": "pod_group_post_filter",
 }
 
 
@@ -96,6 +99,10 @@ class Plugins(_Model):
     pre_bind: PluginSet = PluginSet()
     bind: PluginSet = PluginSet()
     post_bind: PluginSet = PluginSet()
+    #: Pod group points (``catalog.POD_GROUP_EXTENSION_POINTS``): read, must stay empty.
+    placement_generate: PluginSet = PluginSet()
+    placement_score: PluginSet = PluginSet()
+    pod_group_post_filter: PluginSet = PluginSet()
 
     def point(self, name: str) -> PluginSet:
         """The set of a point named as in YAML ("multiPoint", "preFilter", ...)."""

@@ -28,11 +28,16 @@ POD_SPEC = (
     "schedulingGates",
     "overhead",
     "volumes",
+    # DynamicResources refuses a pod with claims: dropped, it would be bound blind.
+    "resourceClaims",
+    # A user namespace on the host network needs a node declaring it (NodeDeclaredFeatures).
+    "hostNetwork",
+    "hostUsers",
 )
-CONTAINER = ("name", "image", "resources", "ports", "restartPolicy")
+CONTAINER = ("name", "image", "resources", "ports", "restartPolicy", "restartPolicyRules")
 OWNER = ("apiVersion", "kind", "name", "uid", "controller")
 NODE_SPEC = ("unschedulable", "taints")
-NODE_STATUS = ("allocatable", "capacity", "images")
+NODE_STATUS = ("allocatable", "capacity", "images", "declaredFeatures")
 PDB_STATUS = ("disruptionsAllowed", "disruptedPods")
 #: The one pod condition preemption reads (a victim already being evicted by a scheduler).
 POD_CONDITIONS = frozenset({"DisruptionTarget"})
@@ -68,7 +73,12 @@ def slim_node(raw: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _container(raw: Mapping[str, Any]) -> dict[str, Any]:
-    return _pick(raw, CONTAINER)
+    out = _pick(raw, CONTAINER)
+    # Of the mounts, NodeDeclaredFeatures reads only whether one asks for bind mount options.
+    mounts = [m for m in raw.get("volumeMounts") or () if m.get("bindMountOptions")]
+    if mounts:
+        out["volumeMounts"] = mounts
+    return out
 
 
 def slim_pod(raw: Mapping[str, Any]) -> dict[str, Any]:

@@ -19,12 +19,11 @@ from multisched.framework import Code, CycleState, Handle, PreFilterResult, Stat
 from multisched.queue.events import ADD, DELETE, NODE, POD, UPDATE_NODE_ALLOCATABLE, ClusterEvent
 
 from ._batch import failing, snapshot_of
+from ._function_shape import shape_errors
 from ._label_validation import aggregate, invalid, label_name_errors, not_supported, required
 from ._node_values import NodeValues
 from ._resource_allocation import (
     LEAST_ALLOCATED,
-    MAX_CUSTOM_PRIORITY_SCORE,
-    MAX_UTILIZATION,
     MOST_ALLOCATED,
     REQUESTED_TO_CAPACITY_RATIO,
     ArgsModel,
@@ -123,7 +122,7 @@ class NodeResourcesFitArgs(ArgsModel):
                 )
         param = strategy.requested_to_capacity_ratio
         if param is not None:
-            errs += _shape_errors(param.shape, "scoringStrategy.requestedToCapacityRatio.shape")
+            errs += shape_errors(param.shape, "scoringStrategy.requestedToCapacityRatio.shape")
         elif strategy.type == REQUESTED_TO_CAPACITY_RATIO:
             # Upstream would dereference the missing parameter; say what is missing instead.
             errs.append(
@@ -135,41 +134,6 @@ class NodeResourcesFitArgs(ArgsModel):
         if errs:
             raise ValueError(aggregate(errs))
         return self
-
-
-def _shape_errors(shape: Sequence[UtilizationShapePoint], path: str) -> list[str]:
-    """Upstream ``validateFunctionShape``."""
-    if not shape:
-        return [required(path, "at least one point must be specified")]
-    errs = []
-    for i in range(1, len(shape)):
-        if shape[i - 1].utilization >= shape[i].utilization:
-            errs.append(
-                invalid(
-                    f"{path}[{i}].utilization",
-                    shape[i].utilization,
-                    "values must be sorted in increasing order",
-                )
-            )
-            break
-    for i, point in enumerate(shape):
-        if not 0 <= point.utilization <= MAX_UTILIZATION:
-            errs.append(
-                invalid(
-                    f"{path}[{i}].utilization",
-                    point.utilization,
-                    f"not in valid range [0, {MAX_UTILIZATION}]",
-                )
-            )
-        if not 0 <= point.score <= MAX_CUSTOM_PRIORITY_SCORE:
-            errs.append(
-                invalid(
-                    f"{path}[{i}].score",
-                    point.score,
-                    f"not in valid range [0, {MAX_CUSTOM_PRIORITY_SCORE}]",
-                )
-            )
-    return errs
 
 
 # -- cycle state -----------------------------------------------------------------------------

@@ -33,9 +33,11 @@ from .capacityscheduling import CapacityScheduling
 from .coscheduling import Coscheduling
 from .default_binder import DefaultBinder
 from .default_preemption import DefaultPreemption
+from .dynamicresources import DynamicResources
 from .image_locality import ImageLocality
 from .interpodaffinity import InterPodAffinity
 from .node_affinity import NodeAffinity
+from .node_declared_features import NodeDeclaredFeatures
 from .node_name import NodeName
 from .node_ports import NodePorts
 from .node_resources_balanced_allocation import NodeResourcesBalancedAllocation
@@ -58,9 +60,11 @@ def in_tree_plugins() -> list[type[Plugin]]:
         Coscheduling,
         DefaultBinder,
         DefaultPreemption,
+        DynamicResources,
         ImageLocality,
         InterPodAffinity,
         NodeAffinity,
+        NodeDeclaredFeatures,
         NodeName,
         NodePorts,
         NodeResourcesBalancedAllocation,
@@ -88,8 +92,10 @@ QUEUE_SORT: tuple[type[QueueSortPlugin], ...] = (Coscheduling, PrioritySort)
 PRE_FILTER: tuple[type[PreFilterPlugin], ...] = (
     CapacityScheduling,
     Coscheduling,
+    DynamicResources,
     InterPodAffinity,
     NodeAffinity,
+    NodeDeclaredFeatures,
     NodePorts,
     NodeResourcesFit,
     NodeVolumeLimits,
@@ -101,6 +107,7 @@ PRE_FILTER: tuple[type[PreFilterPlugin], ...] = (
 FILTER: tuple[type[FilterPlugin], ...] = (
     InterPodAffinity,
     NodeAffinity,
+    NodeDeclaredFeatures,
     NodeName,
     NodePorts,
     NodeResourcesFit,
@@ -124,6 +131,7 @@ PRE_SCORE: tuple[type[PreScorePlugin], ...] = (
     NodeResourcesFit,
     PodTopologySpread,
     TaintToleration,
+    VolumeBinding,
 )
 SCORE: tuple[type[ScorePlugin], ...] = (
     ImageLocality,
@@ -133,6 +141,7 @@ SCORE: tuple[type[ScorePlugin], ...] = (
     NodeResourcesFit,
     PodTopologySpread,
     TaintToleration,
+    VolumeBinding,
 )
 RESERVE: tuple[type[ReservePlugin], ...] = (CapacityScheduling, Coscheduling, VolumeBinding)
 PERMIT: tuple[type[PermitPlugin], ...] = (Coscheduling,)
@@ -159,6 +168,7 @@ BY_EXTENSION_POINT: dict[str, tuple[type[Plugin], ...]] = {
 # The optional extensions the runtime looks up by name.
 BATCH_FILTER: tuple[type[BatchFilterPlugin], ...] = (
     InterPodAffinity,
+    NodeDeclaredFeatures,
     NodeName,
     NodeResourcesFit,
     NodeUnschedulable,
@@ -182,8 +192,10 @@ NORMALIZE_SCORE: tuple[type[NormalizeScorePlugin], ...] = (
 ENQUEUE_EXTENSIONS: tuple[type[EnqueueExtensions], ...] = (
     CapacityScheduling,
     Coscheduling,
+    DynamicResources,
     InterPodAffinity,
     NodeAffinity,
+    NodeDeclaredFeatures,
     NodeName,
     NodePorts,
     NodeResourcesFit,

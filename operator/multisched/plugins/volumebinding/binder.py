@@ -39,7 +39,7 @@ from .pv_helpers import (
 )
 
 ERR_REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
-ERR_REASON_NODE_CONFLICT = "node(s) had volume node affinity conflict"
+ERR_REASON_NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"
 ERR_REASON_NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
 ERR_REASON_PV_NOT_EXIST = (
     "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
@@ -79,11 +79,22 @@ class PodVolumeClaims:
 class PodVolumes:
     """What one node would need: PVs to bind and claims to provision there."""
 
-    __slots__ = ("dynamic_provisions", "static_bindings")
+    __slots__ = ("dynamic_provisions", "provision_capacities", "static_bindings")
 
-    def __init__(self, static: list[Binding], dynamic: list[Obj]) -> None:
+    def __init__(
+        self,
+        static: list[Binding],
+        dynamic: list[Obj],
+        capacities: list[Obj | None] | None = None,
+    ) -> None:
         self.static_bindings = static
         self.dynamic_provisions = dynamic
+        #: Per claim to provision, in the same order, the CSIStorageCapacity that had room
+        #: for it on this node (``DynamicProvision.NodeCapacity``); None when its driver
+        #: tracks no capacity. Scoring reads it.
+        self.provision_capacities: list[Obj | None] = (
+            capacities if capacities is not None else [None] * len(dynamic)
+        )
 
 
 def claim_names(pod: PodInfo) -> list[tuple[str, bool]]:
@@ -181,6 +192,7 @@ class Binder:
         bound_ok = unbound_ok = enough_storage = pvs_found = True
         static: list[Binding] = []
         dynamic: list[Obj] = []
+        capacities: list[Obj | None] = []
         if claims.bound:
             bound_ok, pvs_found = self._check_bound_claims(claims.bound, labels)
         if claims.delay_binding:
@@ -201,7 +213,9 @@ class Binder:
                 to_provision += unmatched
             if to_provision:
                 # Claims no PV fits may still be provisioned: that check has the last word.
-                unbound_ok, enough_storage, dynamic = self._check_provisions(to_provision, node)
+                unbound_ok, enough_storage, dynamic, capacities = self._check_provisions(
+                    to_provision, node
+                )
         reasons = []
         if not bound_ok:
             reasons.append(ERR_REASON_NODE_CONFLICT)
@@ -211,7 +225,7 @@ class Binder:
             reasons.append(ERR_REASON_NOT_ENOUGH_SPACE)
         if not pvs_found:
             reasons.append(ERR_REASON_PV_NOT_EXIST)
-        return PodVolumes(static, dynamic), reasons
+        return PodVolumes(static, dynamic, capacities), reasons
 
     def _check_bound_claims(
         self, claims: list[Obj], labels: Mapping[str, str]
@@ -240,9 +254,13 @@ class Binder:
             bindings.append(Binding(pv, claim))
         return not unmatched, bindings, unmatched
 
-    def _check_provisions(self, claims: list[Obj], node: NodeInfo) -> tuple[bool, bool, list[Obj]]:
-        """``checkVolumeProvisions``: (provisioning possible, enough storage, claims)."""
+    def _check_provisions(
+        self, claims: list[Obj], node: NodeInfo
+    ) -> tuple[bool, bool, list[Obj], list[Obj | None]]:
+        """``checkVolumeProvisions``: (provisioning possible, enough storage, claims, the
+        capacity each claim found on the node)."""
         out = []
+        capacities: list[Obj | None] = []
         for claim in claims:
             name = claim_class(claim)
             if not name:
@@ -252,24 +270,27 @@ class Binder:
                 raise BindingError(f'failed to find storage class "{name}"')
             provisioner = str(klass.get("provisioner") or "")
             if not provisioner or provisioner == NOT_SUPPORTED_PROVISIONER:
-                return False, True, []
+                return False, True, [], []
             if not _topology_allows(klass.get("allowedTopologies"), node.labels):
-                return False, True, []
-            if not self._enough_capacity(provisioner, claim, name, node.labels):
-                return True, False, []
+                return False, True, [], []
+            enough, capacity = self._enough_capacity(provisioner, claim, name, node.labels)
+            if not enough:
+                return True, False, [], []
             out.append(claim)
-        return True, True, out
+            capacities.append(capacity)
+        return True, True, out, capacities
 
     def _enough_capacity(
         self, provisioner: str, claim: Obj, class_name: str, labels: Mapping[str, str]
-    ) -> bool:
-        """``hasEnoughCapacity``: only a CSIDriver with ``storageCapacity: true`` is asked."""
+    ) -> tuple[bool, Obj | None]:
+        """``hasEnoughCapacity``: only a CSIDriver with ``storageCapacity: true`` is asked;
+        the first CSIStorageCapacity with room that the node reaches is the answer."""
         requests = (spec(claim).get("resources") or {}).get("requests") or {}
         if "storage" not in requests:
-            return True
+            return True, None
         driver = self.store.get_csi_driver(provisioner)
         if driver is None or not spec(driver).get("storageCapacity"):
-            return True
+            return True, None
         size = claim_request(claim)
         for capacity in self.store.csi_storage_capacities.values():
             if capacity.get("storageClassName") != class_name:
@@ -278,8 +299,8 @@ class Binder:
             if limit_raw is None or storage_of({"storage": limit_raw}) < size:
                 continue
             if _node_has_access(capacity.get("nodeTopology"), labels):
-                return True
-        return False
+                return True, capacity
+        return False, None
 
     # -- Reserve / Unreserve --------------------------------------------------------------
 

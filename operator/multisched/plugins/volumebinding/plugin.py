@@ -1,9 +1,10 @@
 """VolumeBinding (upstream ``volumebinding/volume_binding.go``): a pod's persistent volumes
-decide where it can run, the PVs chosen for its unbound claims are promised to it in
-Reserve, and written (PV claimRef, or the claim's selected-node) in PreBind, which then waits
-for the PV controller to bind them.
+decide where it can run, nodes are scored by how full the storage its unbound claims would
+take there is (StorageCapacityScoring, on in v1.37), the PVs chosen for its unbound claims
+are promised to it in Reserve, and written (PV claimRef, or the claim's selected-node) in
+PreBind, which then waits for the PV controller to bind them.
 
-A pod without claims is skipped in PreFilter and costs nothing after that.
+A pod without claims is skipped in PreFilter and PreScore and costs nothing after that.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 from multisched.cache import AssumeError, NodeInfo, PodInfo
@@ -24,6 +25,7 @@ from multisched.cache.volumes import (
     STORAGE_CLASS,
 )
 from multisched.framework import (
+    MAX_NODE_SCORE,
     ApiUnavailable,
     Code,
     CycleState,
@@ -35,6 +37,7 @@ from multisched.framework import (
 from multisched.framework.status import SKIP
 from multisched.queue.events import ADD, NODE, UPDATE, UPDATE_NODE_LABEL, ClusterEvent
 
+from .._function_shape import MAX_CUSTOM_PRIORITY_SCORE, UtilizationShapePoint, shape_errors
 from .._label_validation import aggregate, invalid
 from .binder import (
     Binder,
@@ -45,6 +48,8 @@ from .binder import (
     ephemeral_owner_error,
 )
 from .matching import SelectorUnusable
+from .pv_helpers import claim_class, claim_request, pv_capacity, spec, storage_of
+from .scorer import build_scorer
 
 NAME = "VolumeBinding"
 STATE_KEY = NAME
@@ -52,23 +57,35 @@ DEFAULT_BIND_TIMEOUT_SECONDS = 600
 ERR_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
 
 
-class UtilizationShapePoint(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    utilization: int
-    score: int
+def _default_shape() -> list[UtilizationShapePoint]:
+    """v1 defaulting with StorageCapacityScoring on: empty storage scores 10, full 0."""
+    return [
+        UtilizationShapePoint(utilization=0, score=MAX_CUSTOM_PRIORITY_SCORE),
+        UtilizationShapePoint(utilization=100, score=0),
+    ]
 
 
 class VolumeBindingArgs(BaseModel):
-    """Upstream ``VolumeBindingArgs``; ``shape`` needs the alpha VolumeCapacityPriority
-    gate, off in v1.28, so any shape is refused as upstream refuses it."""
+    """Upstream ``VolumeBindingArgs`` with v1 defaults and ``ValidateVolumeBindingArgs``
+    as v1.37's default gates run them (StorageCapacityScoring on)."""
 
     model_config = ConfigDict(
         alias_generator=to_camel, populate_by_name=True, extra="forbid", strict=True
     )
 
     bind_timeout_seconds: int = DEFAULT_BIND_TIMEOUT_SECONDS
-    shape: list[UtilizationShapePoint] | None = None
+    shape: list[UtilizationShapePoint] = Field(default_factory=_default_shape)
+
+    @field_validator("bind_timeout_seconds", mode="before")
+    @classmethod
+    def _null_timeout(cls, value: object) -> object:
+        return DEFAULT_BIND_TIMEOUT_SECONDS if value is None else value
+
+    @field_validator("shape", mode="before")
+    @classmethod
+    def _empty_shape(cls, value: object) -> object:
+        # Defaulting fills a null or empty shape (``len(obj.Shape) == 0``).
+        return _default_shape() if value is None or value == [] else value
 
     @model_validator(mode="after")
     def _validate(self) -> VolumeBindingArgs:
@@ -81,14 +98,7 @@ class VolumeBindingArgs(BaseModel):
                     "invalid BindTimeoutSeconds, should not be a negative value",
                 )
             )
-        if self.shape is not None:
-            errs.append(
-                invalid(
-                    "shape",
-                    [p.model_dump() for p in self.shape],
-                    "unsupported when VolumeCapacityPriority feature is disabled",
-                )
-            )
+        errs += shape_errors(self.shape, "shape")
         if errs:
             raise ValueError(aggregate(errs))
         return self
@@ -112,6 +122,8 @@ class VolumeBinding:
         args = args or VolumeBindingArgs()
         self.handle = handle
         self.bind_timeout = float(args.bind_timeout_seconds)
+        scale = MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE
+        self._scorer = build_scorer([(p.utilization, p.score * scale) for p in args.shape])
 
     def events_to_register(self) -> tuple[ClusterEvent, ...]:
         return (
@@ -199,6 +211,25 @@ class VolumeBinding:
         data.by_node[node.name] = volumes
         return None
 
+    # -- PreScore / Score ------------------------------------------------------------------
+
+    def pre_score(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> Status | None:
+        # Only claims waiting for their first consumer get a PV or a provisioning per node;
+        # without one, upstream's Score gives every node 0, as skipping does.
+        data: _State | None = state.get(STATE_KEY)
+        if data is None or data.claims is None or not data.claims.delay_binding:
+            return SKIP
+        return None
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
+        data: _State = state.read(STATE_KEY)
+        volumes = data.by_node.get(node.name)
+        if volumes is None:
+            return 0
+        return self._scorer(_class_resources(volumes))
+
     # -- Reserve / Unreserve ----------------------------------------------------------------
 
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
@@ -252,6 +283,35 @@ class VolumeBinding:
     def _node_labels(self, name: str) -> Mapping[str, str] | None:
         node = self.handle.snapshot.get(name)
         return node.labels if node is not None and node.raw else None
+
+
+def _class_resources(volumes: PodVolumes) -> dict[str, tuple[int, int]]:
+    """Storage class -> (requested, capacity) on the node, as upstream's Score groups it:
+    the PVs chosen for the claims if there are any, else the claims to provision with the
+    node's capacity for their class (claims whose driver tracks none are left out)."""
+    classes: dict[str, tuple[int, int]] = {}
+    if volumes.static_bindings:
+        for binding in volumes.static_bindings:
+            name = str(spec(binding.pv).get("storageClassName") or "")
+            requested, capacity = classes.get(name, (0, 0))
+            classes[name] = (
+                requested + claim_request(binding.claim),
+                capacity + pv_capacity(binding.pv),
+            )
+        return classes
+    for claim, node_capacity in zip(
+        volumes.dynamic_provisions, volumes.provision_capacities, strict=True
+    ):
+        if node_capacity is None:
+            continue
+        name = claim_class(claim)
+        requested, _ = classes.get(name, (0, 0))
+        # The class's capacity on the node, once however many claims share it.
+        classes[name] = (
+            requested + claim_request(claim),
+            storage_of({"storage": node_capacity.get("capacity")}),
+        )
+    return classes
 
 
 PLUGIN = VolumeBinding

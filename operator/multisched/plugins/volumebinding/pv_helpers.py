@@ -134,30 +134,33 @@ def access_modes_fit(claim: Obj, pv: Obj) -> bool:
 
 # -- node affinity ---------------------------------------------------------------------------
 
-_AFFINITY: dict[tuple[str, str], NodeSelector | SelectorError | None] = {}
+#: id of a PV's ``nodeAffinity.required`` -> (that mapping, kept so the id is not reused,
+#: and its parse). Keyed by identity, not (name, resourceVersion): two simulations in one
+#: process hold different PVs under the same name and version.
+_AFFINITY: dict[int, tuple[object, NodeSelector | SelectorError]] = {}
 _AFFINITY_LIMIT = 100_000
 
 
 def _affinity(pv: Obj) -> NodeSelector | SelectorError | None:
-    """The PV's required node affinity, parsed once per (name, resourceVersion); None when
-    it has none. A selector the parser refuses is kept as its error: it matches no node,
-    as upstream's ``MatchNodeSelectorTerms`` error does."""
-    m = meta(pv)
-    key = (str(m.get("name") or ""), str(m.get("resourceVersion") or id(pv)))
-    found = _AFFINITY.get(key, _AFFINITY)
-    if found is not _AFFINITY:
-        return found  # type: ignore[return-value]
+    """The PV's required node affinity, parsed once per version of the object (the assume
+    cache's copies share it); None when it has none. A selector the parser refuses is kept
+    as its error: it matches no node, as upstream's ``MatchNodeSelectorTerms`` error does."""
     required = ((spec(pv).get("nodeAffinity") or {}).get("required")) or None
-    parsed: NodeSelector | SelectorError | None
+    if required is None:
+        return None
+    found = _AFFINITY.get(id(required))
+    if found is not None and found[0] is required:
+        return found[1]
+    parsed: NodeSelector | SelectorError
     try:
-        parsed = NodeSelector.parse(required) if required is not None else None
+        parsed = NodeSelector.parse(required)
     except SelectorError as exc:
         parsed = exc
     except (TypeError, ValueError, AttributeError) as exc:
         parsed = SelectorError(f"malformed node affinity: {exc}")
     if len(_AFFINITY) >= _AFFINITY_LIMIT:
         _AFFINITY.clear()
-    _AFFINITY[key] = parsed
+    _AFFINITY[id(required)] = (required, parsed)
     return parsed
 
 
