@@ -38,7 +38,7 @@ def helm() -> str:
 
 @pytest.fixture(scope="session")
 def render(helm: str) -> Callable[..., list[Manifest]]:
-    """``render("replicas=2", kube_version="1.28.0")`` -> the rendered documents."""
+    """``render("replicas=2", kube_version="1.35.0")`` -> the rendered documents."""
 
     @cache
     def _render(*sets: str, kube_version: str | None = None) -> list[Manifest]:

@@ -24,11 +24,17 @@ VALUE_SETS = {
         "schedulerPlugins.statusControllers=false",
     ),
 }
-KUBE_VERSIONS = ("1.28.0", latest_version())
+KUBE_VERSIONS = ("1.35.0", latest_version())
 FULLNAME = "multisched"  # release "multisched" contains the chart name
 BASE_ARGS = [
     "run", "--all-namespaces", "--liveness", "http://0.0.0.0:8080/healthz",
     "--secure-port=10259", "--reserved-scheduler-names=default-scheduler",
+]  # fmt: skip
+#: Leader election's flags as the chart's defaults render them (on, as kube-scheduler's).
+LEADER_ARGS = [
+    "--leader-elect=true", "--lease-namespace", NAMESPACE, "--lease-name", FULLNAME,
+    "--leader-elect-lease-duration=15s", "--leader-elect-renew-deadline=10s",
+    "--leader-elect-retry-period=2s",
 ]  # fmt: skip
 
 
@@ -85,9 +91,9 @@ def _selector(docs: list[Manifest]) -> dict[str, str]:
     return selector
 
 
-def test_kube_version_floor_is_1_28(render: Render) -> None:
+def test_kube_version_floor_is_1_35(render: Render) -> None:
     with pytest.raises(HelmError, match="kubeVersion"):
-        render(kube_version="1.27.9")
+        render(kube_version="1.34.9")
 
 
 def test_values_schema_refuses_unknown_keys(render: Render) -> None:
@@ -138,6 +144,7 @@ CLUSTER_RULES = {
     ("storage.k8s.io", "csinodes"): {"get", "list", "watch"},
     ("storage.k8s.io", "csidrivers"): {"get", "list", "watch"},
     ("storage.k8s.io", "csistoragecapacities"): {"get", "list", "watch"},
+    ("storage.k8s.io", "volumeattachments"): {"get", "list", "watch"},
     ("", "services"): {"get", "list", "watch"},
     ("", "replicationcontrollers"): {"get", "list", "watch"},
     ("apps", "replicasets"): {"get", "list", "watch"},
@@ -236,20 +243,71 @@ def test_profile_history_is_kept_only_in_the_release_namespace(render: Render) -
 # --- replicas and leader election ---------------------------------------------------------
 
 
-def test_single_replica_has_no_leader_election_or_pdb(render: Render) -> None:
+def test_single_replica_elects_a_leader_by_default_and_has_no_pdb(render: Render) -> None:
     docs = render()
     deployment = _only(docs, "Deployment")
     assert deployment["spec"]["replicas"] == 1
-    # No Lease: a rolling update must not run a second scheduler beside the first.
-    assert deployment["spec"]["strategy"] == {"type": "Recreate"}
+    assert _container(docs)["args"] == BASE_ARGS + LEADER_ARGS
+    # The Lease guards a rolling update: the new pod waits for the old one's lease.
+    assert "strategy" not in deployment["spec"]
+    assert _named(docs, "Role", "-leader-election")["rules"] == lease_rules(FULLNAME)
     assert "topologySpreadConstraints" not in deployment["spec"]["template"]["spec"]
     assert by_kind(docs, "PodDisruptionBudget") == []
+    assert by_kind(docs, "ServiceMonitor") == []
+
+
+def test_single_replica_without_leader_election_is_recreated(render: Render) -> None:
+    docs = render("leaderElection.enabled=false")
+    deployment = _only(docs, "Deployment")
+    # No Lease: a rolling update must not run a second scheduler beside the first.
+    assert deployment["spec"]["strategy"] == {"type": "Recreate"}
     leases = [
         r for r in by_kind(docs, "Role") if r["metadata"]["name"].endswith("-leader-election")
     ]
     assert leases == []
-    assert not any(a.startswith("--leader-elect") for a in _container(docs)["args"])
-    assert by_kind(docs, "ServiceMonitor") == []
+    assert _container(docs)["args"] == BASE_ARGS
+    # null: on with several replicas only (the former default).
+    assert _container(render("leaderElection.enabled=null"))["args"] == BASE_ARGS
+
+
+def _template(helm: str, namespace: str, *sets: str) -> subprocess.CompletedProcess[str]:
+    cmd = [helm, "template", "multisched", str(CHART), "-n", namespace]
+    for item in sets:
+        cmd += ["--set", item]
+    return subprocess.run(cmd, capture_output=True, text=True, check=False)
+
+
+@pytest.mark.parametrize(
+    ("namespace", "lease"),
+    [
+        ("kube-system", "kube-scheduler"),
+        ("kube-system", "kube-controller-manager"),
+        ("kube-system", "cloud-controller-manager"),
+        ("kube-system", "apiserver-a3xkqmjxq4tqkkqbqt4rsqzgpe"),
+        ("kube-system", "kube-apiserver-1a2b3c"),
+        ("kube-node-lease", "node-1"),
+    ],
+)
+def test_a_control_plane_lease_is_refused(helm: str, namespace: str, lease: str) -> None:
+    refusal = f"leaderElection.leaseName: Lease {namespace}/{lease} belongs to the control plane"
+    named = _template(helm, namespace, f"leaderElection.leaseName={lease}")
+    assert named.returncode == 1 and refusal in named.stderr
+    # The release's full name alone may make the default Lease one of them.
+    assert refusal in _template(helm, namespace, f"fullnameOverride={lease}").stderr
+    # Elsewhere the name is anyone's; without leader election there is no Lease at all.
+    assert _template(helm, NAMESPACE, f"leaderElection.leaseName={lease}").returncode == 0
+    off = _template(
+        helm, namespace, f"leaderElection.leaseName={lease}", "leaderElection.enabled=false"
+    )
+    assert off.returncode == 0, off.stderr
+
+
+def test_in_kube_system_the_lease_is_its_own(helm: str) -> None:
+    out = _template(helm, "kube-system")
+    assert out.returncode == 0, out.stderr
+    args = _container([d for d in yaml.safe_load_all(out.stdout) if d])["args"]
+    lease = args.index("--lease-namespace")
+    assert args[lease : lease + 4] == ["--lease-namespace", "kube-system", "--lease-name", FULLNAME]
 
 
 def test_a_scheduler_is_system_cluster_critical_by_default(render: Render) -> None:
@@ -367,11 +425,15 @@ def _notes(helm: str, *sets: str) -> str:
 
 
 def test_notes_warn_about_one_replica_without_leader_election(helm: str) -> None:
-    assert "WARNING: one replica without leader election" in _notes(helm)
+    assert "WARNING: one replica without leader election" in _notes(
+        helm, "leaderElection.enabled=false"
+    )
     ha = _notes(helm, "replicas=2")
     assert "WARNING" not in ha
     assert f"with leader election (2 replicas, Lease {NAMESPACE}/{FULLNAME})" in ha
-    assert "WARNING" not in _notes(helm, "leaderElection.enabled=true")
+    one = _notes(helm)
+    assert "WARNING" not in one
+    assert f"with leader election (1 replica, Lease {NAMESPACE}/{FULLNAME})" in one
 
 
 def test_container_command_ports_and_probes(render: Render) -> None:
@@ -379,7 +441,7 @@ def test_container_command_ports_and_probes(render: Render) -> None:
     container = _container(docs)
     assert container["image"] == "reg.example/multisched:1.2.3"
     assert container["command"] == ["multisched"]
-    assert container["args"] == BASE_ARGS
+    assert container["args"] == BASE_ARGS + LEADER_ARGS
     assert container["ports"] == [
         {"name": "http", "containerPort": 8080, "protocol": "TCP"},
         {"name": "https", "containerPort": 10259, "protocol": "TCP"},

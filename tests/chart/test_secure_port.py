@@ -76,7 +76,7 @@ def test_reader_roles_grant_get_on_exactly_their_paths(
     render: Render, suffix: str, urls: list[str]
 ) -> None:
     (role,) = _named(render(), "ClusterRole", FULLNAME + suffix)
-    kubernetes_validate.validate(role, "1.28.0", strict=True)
+    kubernetes_validate.validate(role, "1.35.0", strict=True)
     assert role["rules"] == [{"nonResourceURLs": urls, "verbs": ["get"]}]
     assert "namespace" not in role["metadata"]
     labels = role["metadata"]["labels"]
@@ -93,7 +93,7 @@ def test_reader_roles_are_bound_to_nobody_by_default(render: Render) -> None:
 
 def test_prometheus_service_account_is_bound_to_metrics_reader(render: Render) -> None:
     (binding,) = _named(render(*PROMETHEUS), "ClusterRoleBinding", FULLNAME + "-metrics-reader")
-    kubernetes_validate.validate(binding, "1.28.0", strict=True)
+    kubernetes_validate.validate(binding, "1.35.0", strict=True)
     assert binding["roleRef"] == {
         "apiGroup": "rbac.authorization.k8s.io",
         "kind": "ClusterRole",
@@ -136,7 +136,7 @@ def test_a_tls_secret_is_mounted_and_passed(render: Render) -> None:
     assert {"name": "tls", "mountPath": TLS_DIR, "readOnly": True} in container["volumeMounts"]
     assert {"name": "tls", "secret": {"secretName": "multisched-serving"}} in _pod(docs)["volumes"]
     (deployment,) = by_kind(docs, "Deployment")
-    kubernetes_validate.validate(deployment, "1.28.0", strict=True)
+    kubernetes_validate.validate(deployment, "1.35.0", strict=True)
 
 
 def test_the_operator_takes_the_secure_port_flags(render: Render) -> None:
@@ -197,7 +197,7 @@ def test_network_policy_lets_scrapers_reach_https_and_http(render: Render) -> No
         "networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.name=monitoring",
     )
     (policy,) = by_kind(docs, "NetworkPolicy")
-    kubernetes_validate.validate(policy, "1.28.0", strict=True)
+    kubernetes_validate.validate(policy, "1.35.0", strict=True)
     (ingress,) = policy["spec"]["ingress"]
     assert ingress["ports"] == [
         {"port": "https", "protocol": "TCP"},
