@@ -10,7 +10,7 @@ import errno
 import gc
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -48,10 +48,13 @@ def _documents(path: Path) -> list[Any]:
 
 
 def _load_config(
-    configs: Sequence[tuple[str, dict[str, Any]]], registry: Any, source: str = "input"
+    configs: Sequence[tuple[str, dict[str, Any]]],
+    registry: Any,
+    source: str = "input",
+    note: Callable[[str, str], None] = _note,
 ) -> Any:
     """The one scheduler configuration among ``configs`` ((label, object) pairs), resolved;
-    ``source`` names the file(s) searched."""
+    ``source`` names the file(s) searched, ``note`` prints what is ignored."""
     from multisched.config import ConfigError, config_notes, parse_config_object, resolve
     from multisched.validation import InputErrors
 
@@ -70,8 +73,8 @@ def _load_config(
             ]
         )
     where, obj = configs[0]
-    for note in config_notes(obj):
-        _note(where, note)
+    for line in config_notes(obj):
+        note(where, line)
     try:
         return resolve(parse_config_object(obj), registry)
     except ConfigError as exc:
@@ -86,8 +89,16 @@ def _effective_config(
     ``source`` names the file in "no configuration found"."""
     from multisched.live.configs import effective
 
+    noted: set[tuple[str, str]] = set()
+
+    def note_once(where: str, line: str) -> None:
+        # ``effective`` resolves a file's configuration more than once (alone, then merged).
+        if (where, line) not in noted:
+            noted.add((where, line))
+            _note(where, line)
+
     def load_one(configs: Sequence[tuple[str, dict[str, Any]]], registry: Any) -> Any:
-        return _load_config(configs, registry, source)
+        return _load_config(configs, registry, source, note_once)
 
     chosen = effective(cluster.configs, registry, load_one, proposed)
     for line in chosen.left_out:

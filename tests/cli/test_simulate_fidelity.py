@@ -292,3 +292,17 @@ def test_live_flags_misused(
     (tmp_path / "c.yaml").write_text(NODE + PROFILE)
     code, out, err = run(capsys, "simulate", *argv)
     assert (code, out, err) == (2, "", f"error: {expected}\n")
+
+
+def test_a_config_note_is_printed_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--profile`` with what kube-scheduler writes (leaderElection in it): the note that
+    it is ignored comes once, though the file's configuration is resolved more than once."""
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text(NODE)
+    written = (
+        Path(__file__).parent.parent / "config/fixtures/kube-scheduler-v1.37.2-write-config.yaml"
+    )
+    code, _, err = run(capsys, "simulate", str(cluster), "--profile", str(written))
+    assert code == 0, err
+    notes = [line for line in err.splitlines() if "leaderElection is ignored" in line]
+    assert len(notes) == 1, err
