@@ -299,7 +299,7 @@ def _add_queue_command(sub: Any) -> None:
         "--tls-server-name",
         metavar="NAME",
         help="check the certificate against NAME instead of the endpoint's host, e.g. "
-        "multisched.multisched.svc",
+        "multisched-metrics.multisched.svc",
     )
     q.add_argument(
         "--insecure-skip-tls-verify",

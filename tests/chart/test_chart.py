@@ -28,7 +28,8 @@ KUBE_VERSIONS = ("1.35.0", latest_version())
 FULLNAME = "multisched"  # release "multisched" contains the chart name
 BASE_ARGS = [
     "run", "--all-namespaces", "--liveness", "http://0.0.0.0:8080/healthz",
-    "--secure-port=10259", "--reserved-scheduler-names=default-scheduler",
+    "--secure-port=10259", "--bind-address=0.0.0.0",
+    "--reserved-scheduler-names=default-scheduler",
 ]  # fmt: skip
 #: Leader election's flags as the chart's defaults render them (on, as kube-scheduler's).
 LEADER_ARGS = [

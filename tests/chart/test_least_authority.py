@@ -50,7 +50,7 @@ def test_reserved_names_reach_the_operator(render: Render) -> None:
 
 @pytest.mark.parametrize("empty", ["[]", "null"])
 def test_no_reserved_names_is_refused(helm: str, tmp_path: Path, empty: str) -> None:
-    """The operator reads an empty --reserved-scheduler-names as "reserve nothing"."""
+    """Refused at render time, as the operator refuses an empty --reserved-scheduler-names."""
     values = tmp_path / "values.yaml"
     values.write_text(f"reservedSchedulerNames: {empty}\n")
     cmd = [helm, "template", "x", str(CHART), "-f", str(values)]
@@ -133,11 +133,14 @@ def test_security_contexts_are_restricted_by_default_and_overridable(render: Ren
     assert "runAsUser" not in context and context["runAsNonRoot"] is True
 
 
+API_SERVER = ("networkPolicy.apiServerCIDRs={10.0.0.1/32}", "networkPolicy.apiServerPort=6443")
+
+
 def test_network_policy_is_optional_and_valid(render: Render) -> None:
     assert by_kind(render(), "NetworkPolicy") == []
     docs = render(
         "networkPolicy.enabled=true",
-        "networkPolicy.apiServerCIDRs={10.0.0.1/32}",
+        *API_SERVER,
         "networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.name=monitoring",
     )
     (policy,) = by_kind(docs, "NetworkPolicy")
@@ -146,9 +149,67 @@ def test_network_policy_is_optional_and_valid(render: Render) -> None:
     assert spec["policyTypes"] == ["Ingress", "Egress"]
     (ingress,) = spec["ingress"]
     assert ingress["from"] == [{"namespaceSelector": {"matchLabels": {"name": "monitoring"}}}]
-    dns, api = spec["egress"]
-    assert {p["port"] for p in dns["ports"]} == {53}
-    assert api["to"] == [{"ipBlock": {"cidr": "10.0.0.1/32"}}]
+    # The API server only: no DNS unless asked (the operator dials KUBERNETES_SERVICE_HOST).
+    (api,) = spec["egress"]
+    assert api == {
+        "ports": [{"port": 6443, "protocol": "TCP"}],
+        "to": [{"ipBlock": {"cidr": "10.0.0.1/32"}}],
+    }
+
+
+@pytest.mark.parametrize(
+    ("sets", "message"),
+    [
+        (
+            ("networkPolicy.apiServerPort=443",),
+            "networkPolicy.enabled needs networkPolicy.apiServerCIDRs: the API server's",
+        ),
+        (
+            ("networkPolicy.apiServerCIDRs={10.0.0.1/32}",),
+            "networkPolicy.enabled needs networkPolicy.apiServerPort: the API server's",
+        ),
+    ],
+)
+def test_network_policy_needs_the_api_servers_addresses_and_port(
+    render: Render, sets: tuple[str, ...], message: str
+) -> None:
+    """Without them the policy would shut the operator off the API server (or, as before,
+    open the port to every address)."""
+    with pytest.raises(HelmError, match=message):
+        render("networkPolicy.enabled=true", *sets)
+
+
+def test_network_policy_follows_a_managed_clusters_port_and_opens_dns_when_asked(
+    render: Render,
+) -> None:
+    managed = ("networkPolicy.apiServerCIDRs={172.16.0.2/32,172.16.0.3/32}",)
+    docs = render("networkPolicy.enabled=true", *managed, "networkPolicy.apiServerPort=443")
+    (policy,) = by_kind(docs, "NetworkPolicy")
+    (api,) = policy["spec"]["egress"]
+    assert api["ports"] == [{"port": 443, "protocol": "TCP"}]
+    assert [peer["ipBlock"]["cidr"] for peer in api["to"]] == ["172.16.0.2/32", "172.16.0.3/32"]
+
+    dns_sets = ("networkPolicy.enabled=true", *API_SERVER, "networkPolicy.dns=true")
+    (policy,) = by_kind(render(*dns_sets), "NetworkPolicy")
+    kubernetes_validate.validate(policy, "1.35.0", strict=True)
+    api, dns = policy["spec"]["egress"]
+    assert dns == {"ports": [{"port": 53, "protocol": "UDP"}, {"port": 53, "protocol": "TCP"}]}
+    (policy,) = by_kind(
+        render(*dns_sets, "networkPolicy.dnsCIDRs={10.96.0.10/32}"), "NetworkPolicy"
+    )
+    api, dns = policy["spec"]["egress"]
+    assert dns["to"] == [{"ipBlock": {"cidr": "10.96.0.10/32"}}]
+
+
+def test_both_ports_bind_the_chosen_address_family(render: Render) -> None:
+    args = _container(render())["args"]
+    assert "--bind-address=0.0.0.0" in args and "http://0.0.0.0:8080/healthz" in args
+    args = _container(render("bindAddress=::"))["args"]
+    assert "--bind-address=::" in args and "http://[::]:8080/healthz" in args
+    opts = options_from_args(build_parser().parse_args(args[1:]), Options())
+    assert (opts.bind_address, opts.http_host) == ("::", "::")
+    with pytest.raises(HelmError, match="bindAddress"):
+        render("bindAddress=10.0.0.1")
 
 
 @pytest.mark.parametrize("kind", ["LoadBalancer", "NodePort"])

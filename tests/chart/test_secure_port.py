@@ -121,6 +121,11 @@ def test_deployment_serves_the_secure_port_with_a_generated_certificate(render: 
         "name": "POD_IP",
         "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}},
     } in container["env"]
+    # ... and the Service's names, which the operator reads with the pod's namespace.
+    env = {e["name"]: e for e in container["env"]}
+    (service,) = [s for s in by_kind(docs, "Service") if s["metadata"]["name"].endswith("-metrics")]
+    assert env["MULTISCHED_SERVICE_NAME"]["value"] == service["metadata"]["name"]
+    assert env["POD_NAMESPACE"]["valueFrom"] == {"fieldRef": {"fieldPath": "metadata.namespace"}}
     # The probes stay on plain HTTP.
     for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
         assert container[probe]["httpGet"]["port"] == "http"
@@ -194,6 +199,8 @@ def test_service_monitor_verifies_a_certificate_from_a_secret(render: Render) ->
 def test_network_policy_lets_scrapers_reach_https_and_http(render: Render) -> None:
     docs = render(
         "networkPolicy.enabled=true",
+        "networkPolicy.apiServerCIDRs={10.0.0.1/32}",
+        "networkPolicy.apiServerPort=6443",
         "networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.name=monitoring",
     )
     (policy,) = by_kind(docs, "NetworkPolicy")

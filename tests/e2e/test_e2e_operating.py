@@ -219,8 +219,8 @@ def test_queue_shows_a_pod_gated_then_unschedulable_then_gone(
     token = reader(kube, f"e2e-debug-{suffix}", DEBUG_PATHS)
     token_file = tmp_path / "token"
     token_file.write_text(token + "\n")
-    # The operator's self-signed certificate (it names 127.0.0.1 and is CA:TRUE) is the CA
-    # the command verifies it with.
+    # The operator's self-signed certificate (it names 127.0.0.1; CA:FALSE, its own trust
+    # anchor) is what the command verifies it with.
     ca = tmp_path / "secure-port.pem"
     ca.write_text(ssl.get_server_certificate(("127.0.0.1", op.secure_port)))
     # Found in the context's namespace (kubectl's default: "default") ...

@@ -28,8 +28,8 @@ ANONYMOUS_FORBIDDEN = 'forbidden: User "system:anonymous" cannot get path "/debu
 
 @dataclass
 class Scheduler:
-    """A stand-in secure port: what reached it, and its certificate (self-signed, CA:TRUE,
-    so it is its own CA)."""
+    """A stand-in secure port: what reached it, and its certificate (self-signed, CA:FALSE,
+    its own trust anchor)."""
 
     port: int
     cert: Path

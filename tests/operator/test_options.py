@@ -102,6 +102,36 @@ BAD = {
         "--lease-namespace: 'Kube_System' is not a valid namespace name",
     ),
     "namespace too long": (("--lease-namespace", "n" * 64), "at most 63 characters"),
+    # The control plane's Leases (the chart refuses the same): taking one over would stop
+    # kube-scheduler or a controller manager from leading.
+    "kube-scheduler's lease": (
+        ("--lease-name", "kube-scheduler"),
+        "--lease-name: Lease kube-system/kube-scheduler belongs to the control plane",
+    ),
+    "kube-controller-manager's lease": (
+        ("--lease-name", "kube-controller-manager"),
+        "Lease kube-system/kube-controller-manager belongs to the control plane",
+    ),
+    "cloud-controller-manager's lease": (
+        ("--lease-name", "cloud-controller-manager"),
+        "Lease kube-system/cloud-controller-manager belongs to the control plane",
+    ),
+    "an API server's identity lease": (
+        ("--lease-name", "apiserver-abc123"),
+        "Lease kube-system/apiserver-abc123 belongs to the control plane",
+    ),
+    "a kube-apiserver lease": (
+        ("--lease-name", "kube-apiserver-x"),
+        "Lease kube-system/kube-apiserver-x belongs to the control plane",
+    ),
+    "a node's heartbeat": (
+        ("--lease-namespace", "kube-node-lease", "--lease-name", "multisched"),
+        "Lease kube-node-lease/multisched belongs to the control plane",
+    ),
+    "empty reserved names": (
+        ("--reserved-scheduler-names", " , "),
+        "--reserved-scheduler-names is empty: that turns off the refusal",
+    ),
 }
 
 
@@ -114,7 +144,17 @@ def test_unworkable_settings_are_refused(case: str) -> None:
     assert "\n" not in str(info.value)
 
 
-@pytest.mark.parametrize("case", ["renew not below lease", "bad lease name", "nanoseconds"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "renew not below lease",
+        "bad lease name",
+        "nanoseconds",
+        "kube-scheduler's lease",
+        "a node's heartbeat",
+        "empty reserved names",
+    ],
+)
 def test_run_exits_2_with_one_line(case: str, capsys: pytest.CaptureFixture[str]) -> None:
     flags, expected = BAD[case]
     assert run(["--leader-elect", *flags]) == 2
@@ -159,6 +199,24 @@ def test_reserved_scheduler_names_default_to_kube_schedulers_and_can_be_listed()
     assert opts.reserved_scheduler_names == frozenset({"default-scheduler", "volcano", "yunikorn"})
     env = Options.from_env({"MULTISCHED_RESERVED_SCHEDULER_NAMES": "a,b"})
     assert env.reserved_scheduler_names == frozenset({"a", "b"})
+
+
+def test_control_plane_lease_names_elsewhere_are_the_operators_own() -> None:
+    """Only kube-system's control-plane names (and all of kube-node-lease) are refused: the
+    same names in the operator's own namespace, and look-alikes in kube-system, are not."""
+    for flags in (
+        ("--lease-namespace", "ops", "--lease-name", "kube-scheduler"),
+        ("--lease-name", "kube-scheduler-extra"),
+        ("--lease-name", "my-apiserver-lock"),
+    ):
+        options(*flags).check()
+
+
+def test_an_empty_reserved_names_variable_is_refused_unset_is_the_default() -> None:
+    assert Options.from_env({}).reserved_scheduler_names == frozenset({"default-scheduler"})
+    empty = Options.from_env({"MULTISCHED_RESERVED_SCHEDULER_NAMES": ""})
+    with pytest.raises(ValueError, match="--reserved-scheduler-names is empty"):
+        empty.check()
 
 
 def test_run_leaves_a_python_stack_on_a_crash_below_python(

@@ -26,8 +26,10 @@ from multisched.operator.secure import (
     ReviewThrottled,
     ReviewUnavailable,
     SecureServer,
+    ServingCertificate,
     UserInfo,
     self_signed,
+    service_dns_names,
     serving_context,
 )
 
@@ -169,6 +171,189 @@ def test_the_self_signed_certificate_names_localhost_and_the_advertised_address(
     ips = {str(ip) for ip in names.get_values_for_type(x509.IPAddress)}
     assert {"127.0.0.1", "10.1.2.3"} <= ips
     assert (cert.not_valid_after_utc - cert.not_valid_before_utc).days >= 365
+
+
+def test_the_self_signed_certificate_names_the_service_when_known() -> None:
+    names = service_dns_names("multisched", "ops")
+    assert names == (
+        "multisched",
+        "multisched.ops",
+        "multisched.ops.svc",
+        "multisched.ops.svc.cluster.local",
+    )
+    assert service_dns_names("multisched", None) == service_dns_names(None, "ops") == ()
+    cert = x509.load_pem_x509_certificate(self_signed("10.1.2.3", names)[0])
+    san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert set(names) | {"localhost"} <= set(san.get_values_for_type(x509.DNSName))
+    assert {"10.1.2.3", "127.0.0.1"} <= {str(ip) for ip in san.get_values_for_type(x509.IPAddress)}
+    options = Options.from_env({"MULTISCHED_SERVICE_NAME": "multisched", "POD_NAMESPACE": "ops"})
+    assert (options.service_name, options.service_namespace) == ("multisched", "ops")
+
+
+def test_the_self_signed_certificate_is_an_end_entity() -> None:
+    """CA:FALSE (critical), keyUsage digitalSignature only (no keyCertSign), serverAuth and
+    key identifiers: trusted as itself it can vouch for no other certificate."""
+    cert = x509.load_pem_x509_certificate(self_signed()[0])
+    constraints = cert.extensions.get_extension_for_class(x509.BasicConstraints)
+    assert constraints.critical and constraints.value.ca is False
+    usage = cert.extensions.get_extension_for_class(x509.KeyUsage)
+    assert usage.critical and usage.value.digital_signature
+    assert not (usage.value.key_cert_sign or usage.value.crl_sign)
+    eku = cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
+    assert list(eku) == [x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]
+    skid = cert.extensions.get_extension_for_class(x509.SubjectKeyIdentifier).value
+    assert skid == x509.SubjectKeyIdentifier.from_public_key(cert.public_key())
+    akid = cert.extensions.get_extension_for_class(x509.AuthorityKeyIdentifier).value
+    assert akid.key_identifier == skid.digest
+
+
+async def test_the_self_signed_certificate_verifies_as_its_own_trust_anchor() -> None:
+    """What kubectl --certificate-authority and ``multisched queue`` do with it: OpenSSL
+    accepts the end-entity certificate as a trust anchor, strict X.509 checks included."""
+    reviewer = Scripted({"good": PROMETHEUS}, {(PROMETHEUS.name, "/metrics")})
+    secure = SecureServer("127.0.0.1", 0, serving_context(None, None), reviewer, {"/metrics": ok})
+    await secure.start()
+    try:
+        served = await asyncio.to_thread(ssl.get_server_certificate, ("127.0.0.1", secure.port))
+        trusting = ssl.create_default_context(cadata=served)
+        trusting.verify_flags |= ssl.VERIFY_X509_STRICT
+        async with aiohttp.ClientSession() as http:
+            url = f"https://localhost:{secure.port}/metrics"
+            headers = {"Authorization": "Bearer good"}
+            async with http.get(url, headers=headers, ssl=trusting) as resp:
+                assert resp.status == 200
+    finally:
+        await secure.stop()
+
+
+def _signed_by_ca(common_name: str) -> tuple[bytes, bytes]:
+    """A leaf for localhost issued by a CA of its own (cert-manager's shape), PEM pair."""
+    import datetime
+
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)]))
+        .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "test CA")]))
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    key_pem = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    return cert.public_bytes(serialization.Encoding.PEM), key_pem
+
+
+async def _served_common_name(port: int) -> str:
+    pem = await asyncio.to_thread(ssl.get_server_certificate, ("127.0.0.1", port))
+    cert = x509.load_pem_x509_certificate(pem.encode())
+    return str(cert.subject.get_attributes_for_oid(x509.oid.NameOID.COMMON_NAME)[0].value)
+
+
+async def _until_served(port: int, common_name: str, seconds: float = 5.0) -> str:
+    served = ""
+    for _ in range(int(seconds / 0.05)):
+        served = await _served_common_name(port)
+        if served == common_name:
+            break
+        await asyncio.sleep(0.05)
+    return served
+
+
+def _swap(folder: Path, pair: tuple[bytes, bytes], generation: int) -> None:
+    """As kubelet updates a mounted Secret: new files, then the ..data symlink swapped."""
+    data = folder / f"..data-{generation}"
+    data.mkdir()
+    (data / "tls.crt").write_bytes(pair[0])
+    (data / "tls.key").write_bytes(pair[1])
+    link = folder / "..data_tmp"
+    link.symlink_to(data.name)
+    link.replace(folder / "..data")
+    for name in ("tls.crt", "tls.key"):
+        if not (folder / name).is_symlink():
+            (folder / name).symlink_to(f"..data/{name}")
+
+
+async def test_a_renewed_certificate_is_served_without_a_restart(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Pair A, then B swapped in as kubelet swaps a Secret's files: new connections get B
+    within the poll interval; then a broken pair: B serves on, with one warning line."""
+    _swap(tmp_path, _signed_by_ca("pair-a"), 1)
+    cert, key = str(tmp_path / "tls.crt"), str(tmp_path / "tls.key")
+    context = serving_context(cert, key)
+    reviewer = Scripted({}, set())
+    watched = ServingCertificate(context, cert, key, interval=0.05)
+    secure = SecureServer("127.0.0.1", 0, context, reviewer, {}, certificate=watched)
+    await secure.start()
+    try:
+        assert await _served_common_name(secure.port) == "pair-a"
+        _swap(tmp_path, _signed_by_ca("pair-b"), 2)
+        assert await _until_served(secure.port, "pair-b") == "pair-b"
+
+        caplog.set_level(logging.WARNING, logger="multisched.operator.secure")
+        broken = _signed_by_ca("pair-c")
+        _swap(tmp_path, (broken[0], _signed_by_ca("other")[1]), 3)  # another cert's key
+        await asyncio.sleep(0.5)  # ten polls
+        assert await _served_common_name(secure.port) == "pair-b"
+        warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+        assert len(warnings) == 1, warnings
+        assert "not reloaded, the previous pair serves on" in warnings[0]
+        assert "\n" not in warnings[0]
+    finally:
+        await secure.stop()
+    assert secure._watch is None
+
+
+def test_a_pair_of_another_key_type_is_not_loaded_beside_the_old_one(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    cert_pem, key_pem = self_signed()
+    (tmp_path / "tls.crt").write_bytes(cert_pem)
+    (tmp_path / "tls.key").write_bytes(key_pem)
+    cert, key = str(tmp_path / "tls.crt"), str(tmp_path / "tls.key")
+    watched = ServingCertificate(serving_context(cert, key), cert, key)
+    old = x509.load_pem_x509_certificate(cert_pem)
+    rsa_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    rsa_cert = (
+        x509.CertificateBuilder()
+        .subject_name(old.subject)
+        .issuer_name(old.subject)
+        .public_key(rsa_key.public_key())
+        .serial_number(1)
+        .not_valid_before(old.not_valid_before_utc)
+        .not_valid_after(old.not_valid_after_utc)
+        .sign(rsa_key, hashes.SHA256())
+    )
+    (tmp_path / "tls.crt").write_bytes(rsa_cert.public_bytes(serialization.Encoding.PEM))
+    (tmp_path / "tls.key").write_bytes(
+        rsa_key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    with caplog.at_level(logging.WARNING, logger="multisched.operator.secure"):
+        assert watched.reload() is False
+        assert watched.reload() is False
+    assert [r.getMessage().endswith("restart to change it") for r in caplog.records] == [True]
+    (tmp_path / "tls.crt").write_bytes(cert_pem)
+    (tmp_path / "tls.key").write_bytes(key_pem)
+    assert watched.reload() is False  # the pair serving: nothing to load
 
 
 async def test_a_given_certificate_is_served(tmp_path: Path) -> None:

@@ -24,6 +24,14 @@ COMPONENT = "multisched"
 JITTER_FACTOR = 1.2
 #: ``Lease.spec.leaseDurationSeconds`` is an int32 and must be positive.
 MAX_LEASE_SECONDS = 2**31 - 1
+#: Leases the control plane holds in kube-system: an elector taking one over would stop
+#: kube-scheduler (or the controller managers) from leading. The chart refuses the same.
+CONTROL_PLANE_LEASES = frozenset(
+    {"kube-scheduler", "kube-controller-manager", "cloud-controller-manager"}
+)
+CONTROL_PLANE_LEASE_PREFIXES = ("apiserver-", "kube-apiserver-")
+#: The kubelets' heartbeats: every Lease there is a node's.
+NODE_LEASE_NAMESPACE = "kube-node-lease"
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +72,15 @@ def _names(value: str | None) -> frozenset[str]:
     return frozenset(n.strip() for n in (value or "").split(",") if n.strip())
 
 
+def is_control_plane_lease(namespace: str, name: str) -> bool:
+    """Whether ``namespace/name`` is a Lease the control plane or a node holds."""
+    if namespace == NODE_LEASE_NAMESPACE:
+        return True
+    return namespace == "kube-system" and (
+        name in CONTROL_PLANE_LEASES or name.startswith(CONTROL_PLANE_LEASE_PREFIXES)
+    )
+
+
 def _seconds(value: float) -> str:
     return f"{value:g}s"
 
@@ -88,6 +105,10 @@ class Options:
     tls_private_key_file: str | None = None
     #: The address the serving certificate names besides localhost (the pod's IP).
     advertise_address: str | None = None
+    #: The Service in front of the secure port and its namespace: the self-signed
+    #: certificate names it (``<svc>``, ``<svc>.<ns>``, ``<svc>.<ns>.svc[.cluster.local]``).
+    service_name: str | None = None
+    service_namespace: str | None = None
     kubeconfig: str | None = None
     #: Seconds between backoff/unschedulable flushes and status retries.
     housekeeping_seconds: float = 30.0
@@ -112,6 +133,7 @@ class Options:
         lease = _env_duration(env, "MULTISCHED_LEASE_DURATION")
         renew = _env_duration(env, "MULTISCHED_RENEW_DEADLINE")
         retry = _env_duration(env, "MULTISCHED_RETRY_PERIOD")
+        reserved = env.get("MULTISCHED_RESERVED_SCHEDULER_NAMES")
         return cls(
             leader_elect=bool(_flag(env.get("MULTISCHED_LEADER_ELECT"))),
             lease_namespace=env.get("MULTISCHED_LEASE_NAMESPACE") or defaults.lease_namespace,
@@ -124,9 +146,13 @@ class Options:
             tls_cert_file=env.get("MULTISCHED_TLS_CERT_FILE") or None,
             tls_private_key_file=env.get("MULTISCHED_TLS_PRIVATE_KEY_FILE") or None,
             advertise_address=env.get("POD_IP") or None,
+            service_name=env.get("MULTISCHED_SERVICE_NAME") or None,
+            service_namespace=env.get("POD_NAMESPACE") or None,
             kubeconfig=env.get("MULTISCHED_KUBECONFIG") or None,
-            reserved_scheduler_names=_names(env.get("MULTISCHED_RESERVED_SCHEDULER_NAMES"))
-            or defaults.reserved_scheduler_names,
+            # Set, the variable is the list (an empty one is refused by check()).
+            reserved_scheduler_names=defaults.reserved_scheduler_names
+            if reserved is None
+            else _names(reserved),
             group_status=_flag(env.get("MULTISCHED_GROUP_STATUS")) is not False,
             revision_namespace=env.get("MULTISCHED_REVISION_NAMESPACE")
             or env.get("POD_NAMESPACE")
@@ -192,6 +218,19 @@ class Options:
                 f"--lease-name: {self.lease_name!r} is not a valid Lease name "
                 "(a DNS subdomain: lower-case letters, digits, '-' and '.', at most 253 "
                 "characters)"
+            )
+        if is_control_plane_lease(self.lease_namespace, self.lease_name):
+            raise ValueError(
+                f"--lease-name: Lease {self.lease_namespace}/{self.lease_name} belongs to the "
+                "control plane (kube-scheduler, kube-controller-manager, "
+                "cloud-controller-manager, apiserver-* in kube-system; node heartbeats in "
+                "kube-node-lease): multisched would take it over; choose another "
+                "--lease-name or --lease-namespace"
+            )
+        if not self.reserved_scheduler_names:
+            raise ValueError(
+                "--reserved-scheduler-names is empty: that turns off the refusal of other "
+                "schedulers' names; keep default-scheduler in it"
             )
 
     def _check_serving(self) -> None:

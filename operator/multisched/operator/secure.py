@@ -1,8 +1,10 @@
 """The secure port: ``/metrics``, ``/configz`` and ``/debug/*`` over TLS, for callers the
 API server vouches for, as kube-scheduler serves them (``--secure-port``, 10259).
 
-- **TLS**: the given certificate and key, else a self-signed one made at start (upstream's
-  ``MaybeDefaultWithSelfSignedCerts``), for localhost and the advertised address.
+- **TLS**: the given certificate and key, reloaded when their files change (upstream's
+  ``DynamicCertKeyPairContent``), else a self-signed one made at start (upstream's
+  ``MaybeDefaultWithSelfSignedCerts``), for localhost, the advertised address and the
+  Service's names.
 - **Authentication** (delegated): a bearer token goes to a TokenReview. No token is the
   anonymous user (``system:anonymous``, group ``system:unauthenticated``), as upstream
   allows; a token the API server rejects is 401.
@@ -37,7 +39,7 @@ import ssl
 import tempfile
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Hashable, Mapping
+from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -60,6 +62,9 @@ REVIEW_RATE_PER_SECOND = 5.0
 REVIEW_BURST = 20
 #: Connections of the reviews' own client.
 REVIEW_CONNECTIONS = 2
+#: Seconds between looks at the serving certificate's files (kubelet takes up to a minute
+#: to swap a mounted Secret's).
+CERTIFICATE_POLL_SECONDS = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -295,6 +300,8 @@ class SecureServer:
         ssl_context: ssl.SSLContext,
         reviewer: Reviewer,
         routes: Mapping[str, Handler],
+        *,
+        certificate: ServingCertificate | None = None,
     ) -> None:
         self.host = host
         self.port = port
@@ -303,6 +310,9 @@ class SecureServer:
         self.routes = dict(routes)
         self._runner: web.AppRunner | None = None
         self._last_error = ""
+        #: Given files to reload when they change (None: a self-signed pair, never renewed).
+        self.certificate = certificate
+        self._watch: asyncio.Task[None] | None = None
 
     def app(self) -> web.Application:
         app = web.Application(middlewares=[self._guard])
@@ -319,9 +329,15 @@ class SecureServer:
         if self.port == 0:  # tests ask for any free port
             server: Any = site._server
             self.port = server.sockets[0].getsockname()[1]
+        if self.certificate is not None:
+            self._watch = asyncio.create_task(self.certificate.watch())
         logger.info("metrics, configz and debug on https://%s:%d", self.host, self.port)
 
     async def stop(self) -> None:
+        if self._watch is not None:
+            self._watch.cancel()
+            await asyncio.gather(self._watch, return_exceptions=True)
+            self._watch = None
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -372,8 +388,20 @@ class SecureServer:
 # -- the serving certificate ------------------------------------------------------------
 
 
+def service_dns_names(service: str | None, namespace: str | None) -> tuple[str, ...]:
+    """The names a Service answers to in the cluster (``<svc>``, ``<svc>.<ns>``,
+    ``<svc>.<ns>.svc``, ``<svc>.<ns>.svc.cluster.local``); none without both."""
+    if not (service and namespace):
+        return ()
+    qualified = f"{service}.{namespace}"
+    return (service, qualified, f"{qualified}.svc", f"{qualified}.svc.cluster.local")
+
+
 def serving_context(
-    cert_file: str | None, key_file: str | None, advertise: str | None = None
+    cert_file: str | None,
+    key_file: str | None,
+    advertise: str | None = None,
+    dns_names: Sequence[str] = (),
 ) -> ssl.SSLContext:
     """A server TLS context from the given files, else from a fresh self-signed pair."""
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
@@ -381,7 +409,11 @@ def serving_context(
     if cert_file and key_file:
         context.load_cert_chain(cert_file, key_file)
         return context
-    cert_pem, key_pem = self_signed(advertise)
+    _load_pem(context, *self_signed(advertise, dns_names))
+    return context
+
+
+def _load_pem(context: ssl.SSLContext, cert_pem: bytes, key_pem: bytes) -> None:
     folder = tempfile.mkdtemp(prefix="multisched-tls-")
     try:  # ssl loads only from files; they live for this call only
         cert_path, key_path = os.path.join(folder, "tls.crt"), os.path.join(folder, "tls.key")
@@ -391,12 +423,97 @@ def serving_context(
         context.load_cert_chain(cert_path, key_path)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    return context
 
 
-def self_signed(advertise: str | None = None) -> tuple[bytes, bytes]:
-    """A one-year ECDSA P-256 certificate for localhost, 127.0.0.1, the host name and the
-    advertised address, signed by its own key (PEM certificate, PEM key)."""
+def _key_type(cert_pem: bytes) -> str:
+    from cryptography import x509
+
+    return type(x509.load_pem_x509_certificate(cert_pem).public_key()).__name__
+
+
+class ServingCertificate:
+    """The given certificate and key files, reloaded into the serving context when their
+    content changes (a mounted Secret is swapped by kubelet within a minute of an update:
+    cert-manager's renewals), so that new handshakes get the new pair without a restart.
+
+    A new pair is loaded first into a scratch context: OpenSSL replaces the certificate
+    before it checks the key, so a bad pair loaded straight into the serving context would
+    leave it without a usable key. A pair that does not load is logged once and the previous
+    one keeps serving; so is one of another key type, which OpenSSL would keep beside the
+    old pair (one slot per key type) instead of replacing it."""
+
+    __slots__ = ("_digest", "_key_type", "_refused", "cert_file", "context", "interval", "key_file")
+
+    def __init__(
+        self,
+        context: ssl.SSLContext,
+        cert_file: str,
+        key_file: str,
+        interval: float = CERTIFICATE_POLL_SECONDS,
+    ) -> None:
+        self.context = context
+        self.cert_file, self.key_file = cert_file, key_file
+        self.interval = interval
+        self._digest = b""
+        self._refused = b""
+        self._key_type: str | None = None
+        self.reload()
+
+    def reload(self) -> bool:
+        """Load the files' pair if it changed and is sound; whether a new pair was loaded.
+        On the loop's thread: the context is not changed under a handshake."""
+        try:
+            with open(self.cert_file, "rb") as cert, open(self.key_file, "rb") as key:
+                cert_pem, key_pem = cert.read(), key.read()
+        except OSError as exc:  # between kubelet's swaps, or the Secret is gone
+            return self._refuse(f"{exc.strerror}: {exc.filename}".encode(), str(exc))
+        digest = hashlib.sha256(cert_pem + b"\0" + key_pem).digest()
+        if digest == self._digest:
+            self._refused = b""  # back to the pair serving: a bad one again is news again
+            return False
+        if digest == self._refused:
+            return False
+        try:
+            _load_pem(ssl.create_default_context(ssl.Purpose.CLIENT_AUTH), cert_pem, key_pem)
+            key_type = _key_type(cert_pem)
+        except (ssl.SSLError, ValueError) as exc:
+            reason = getattr(exc, "reason", None) or str(exc)
+            return self._refuse(digest, f"not a PEM certificate and its key ({reason})")
+        if self._key_type is not None and key_type != self._key_type:
+            return self._refuse(
+                digest, f"its key is {key_type}, not {self._key_type}: restart to change it"
+            )
+        _load_pem(self.context, cert_pem, key_pem)
+        if self._key_type is not None:
+            logger.info("serving certificate %s reloaded", self.cert_file)
+        self._digest, self._refused, self._key_type = digest, b"", key_type
+        return True
+
+    def _refuse(self, digest: bytes, reason: str) -> bool:
+        if digest != self._refused:
+            self._refused = digest
+            logger.warning(
+                "serving certificate %s and key %s not reloaded, the previous pair serves on: %s",
+                self.cert_file,
+                self.key_file,
+                reason,
+            )
+        return False
+
+    async def watch(self) -> None:
+        while True:
+            await asyncio.sleep(self.interval)
+            try:
+                self.reload()
+            except Exception:  # never stop watching over one bad look
+                logger.exception("serving certificate %s: reload failed", self.cert_file)
+
+
+def self_signed(advertise: str | None = None, dns_names: Sequence[str] = ()) -> tuple[bytes, bytes]:
+    """A one-year ECDSA P-256 serving certificate for localhost, 127.0.0.1, the host name,
+    the advertised address and ``dns_names`` (the Service's), signed by its own key (PEM
+    certificate, PEM key). An end-entity certificate (CA:FALSE, no keyCertSign): trusted
+    as itself (``--certificate-authority`` set to it), it can vouch for nothing else."""
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
@@ -404,7 +521,8 @@ def self_signed(advertise: str | None = None) -> tuple[bytes, bytes]:
 
     key = ec.generate_private_key(ec.SECP256R1())
     now = datetime.datetime.now(datetime.UTC)
-    names: list[x509.GeneralName] = [x509.DNSName("localhost"), x509.DNSName(socket.gethostname())]
+    hosts = dict.fromkeys(["localhost", socket.gethostname(), *dns_names])
+    names: list[x509.GeneralName] = [x509.DNSName(host) for host in hosts]
     addresses = {"127.0.0.1", "::1"}
     if advertise:
         addresses.add(advertise)
@@ -414,19 +532,37 @@ def self_signed(advertise: str | None = None) -> tuple[bytes, bytes]:
         except ValueError:
             names.append(x509.DNSName(address))
     subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"localhost@{int(time.time())}")])
+    public = key.public_key()
     cert = (
         x509.CertificateBuilder()
         .subject_name(subject)
         .issuer_name(subject)
-        .public_key(key.public_key())
+        .public_key(public)
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - datetime.timedelta(minutes=5))
         .not_valid_after(now + datetime.timedelta(days=365))
         .add_extension(x509.SubjectAlternativeName(names), critical=False)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(
+            # An ECDSA key signs (ECDHE); keyEncipherment is RSA key transport's.
+            x509.KeyUsage(
+                digital_signature=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                key_cert_sign=False,
+                crl_sign=False,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
         .add_extension(
             x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False
         )
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(public), critical=False)
+        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(public), critical=False)
         .sign(key, hashes.SHA256())
     )
     key_pem = key.private_bytes(
