@@ -217,7 +217,7 @@ async def test_the_running_scheduler_shows_its_queue_config_and_cache(
         assert (report["consistent"], report["missedNodes"]) == (False, ["small"])
 
         # The command line, as a user runs it, against the same endpoint: the served
-        # (self-signed, CA:TRUE) certificate is the CA that verifies it.
+        # (self-signed, CA:FALSE) certificate is the trust anchor that verifies it.
         ca = tmp_path / "served.pem"
         ca.write_text(await asyncio.to_thread(ssl.get_server_certificate, ("127.0.0.1", port)))
         args = build_parser().parse_args(

@@ -9,6 +9,7 @@ import pytest
 
 from multisched.cache import ELASTIC_QUOTA, POD_GROUP, POD_GROUP_LABEL, Cache
 from multisched.operator.group_status import (
+    STATUS_PAGE_SIZE,
     GroupStatusController,
     elastic_quota_used,
     pod_group_status,
@@ -120,8 +121,12 @@ class ScriptedApi:
             self.guards.append(kw.get("guard"))
         if method == "PATCH" and self.refuse:
             raise ApiError(self.refuse, "scripted")
-        if method == "GET":
-            return {"items": self.pods}
+        if method == "GET":  # paged by limit/continue, as the API server pages a list
+            query = dict(kw.get("query") or ())
+            start, limit = int(query.get("continue") or 0), int(query["limit"])
+            more = start + limit < len(self.pods)
+            meta = {"continue": str(start + limit)} if more else {}
+            return {"metadata": meta, "items": self.pods[start : start + limit]}
         return {}
 
 
@@ -146,8 +151,9 @@ async def test_the_controller_patches_what_changed_guarded_by_the_lease() -> Non
     # Each status write is sent only while this replica provably leads.
     assert api.guards and all(g is ctl.may_write for g in api.guards)
     lists = [q for method, _, q in api.calls if method == "GET"]
-    assert [("labelSelector", f"{POD_GROUP_LABEL}=pg")] in lists
-    assert [("fieldSelector", "status.phase=Running")] in lists
+    paged = ("limit", str(STATUS_PAGE_SIZE))
+    assert [("labelSelector", f"{POD_GROUP_LABEL}=pg"), paged] in lists
+    assert [("fieldSelector", "status.phase=Running"), paged] in lists
     # Nothing marked, nothing sent; a status already in place is not patched again.
     api.calls.clear()
     cache.groups.upsert(POD_GROUP, {**group, "status": {"phase": "Pending"}})
@@ -160,3 +166,26 @@ async def test_the_controller_patches_what_changed_guarded_by_the_lease() -> Non
     ctl.object_changed(ELASTIC_QUOTA, quota)
     await ctl.reconcile()
     assert ctl._dirty_namespaces == {"ns"}
+
+
+async def test_the_controller_sums_the_pods_a_page_at_a_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("multisched.operator.group_status.STATUS_PAGE_SIZE", 2)
+    cache = Cache()
+    group = {"metadata": {"name": "pg", "namespace": "ns"}, "spec": {"minMember": 4}}
+    quota = {"metadata": {"name": "q", "namespace": "ns"}, "spec": {"max": {"cpu": "9"}}}
+    cache.groups.upsert(POD_GROUP, {**group, "status": {"phase": "Scheduling"}})
+    cache.groups.upsert(ELASTIC_QUOTA, quota)
+    one_cpu = [{"resources": {"requests": {"cpu": "1"}}}]
+    phases = ["Running", "Running", "Succeeded", "Failed", "Running"]
+    api = ScriptedApi([pod(f"p{i}", phase, containers=one_cpu) for i, phase in enumerate(phases)])
+    ctl = GroupStatusController(api, cache.groups, lambda: True)  # type: ignore[arg-type]
+    ctl.mark_all()
+    await ctl.reconcile()
+    gets = [q for method, _, q in api.calls if method == "GET"]
+    assert [dict(q).get("continue") for q in gets] == [None, "2", "4"] * 2
+    patches = [body for method, _, body in api.calls if method == "PATCH"]
+    assert patches[0]["status"]["phase"] == "Failed"  # a member failed, the rest ran
+    assert (patches[0]["status"]["running"], patches[0]["status"]["succeeded"]) == (3, 1)
+    assert patches[1] == {"status": {"used": {"cpu": "3"}}}  # the Running pods of all pages

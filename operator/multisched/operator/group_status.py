@@ -5,8 +5,8 @@ scheduler-plugins runs these reconcilers in a binary of their own; multisched ru
 in the leader, so a cluster that moves over needs only multisched (``--group-status=false``
 when scheduler-plugins' controller still runs). A change to a group's pods, a PodGroup or
 an ElasticQuota marks what it affects; the marked objects are reconciled in a batch: their
-pods listed from the API (the controller counts finished pods too, which the scheduler's
-view drops) and the status patched when it differs.
+pods listed from the API a page at a time and summed (the controller counts finished pods
+too, which the scheduler's view drops) and the status patched when it differs.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ import asyncio
 import contextlib
 import datetime
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
@@ -28,6 +29,8 @@ from .client import MERGE_PATCH, Api, NotLeader
 logger = logging.getLogger(__name__)
 
 API = "/apis/scheduling.x-k8s.io/v1alpha1"
+#: Pods per page of a status read: a page is summed, then let go.
+STATUS_PAGE_SIZE = 500
 PENDING, SCHEDULING, RUNNING, FAILED, FINISHED = (
     "Pending",
     "Scheduling",
@@ -40,8 +43,37 @@ PENDING, SCHEDULING, RUNNING, FAILED, FINISHED = (
 # -- what the status should be ------------------------------------------------------------
 
 
+@dataclass(slots=True)
+class GroupPods:
+    """What the PodGroup reconcile reads of a group's pods, summed a page at a time."""
+
+    listed: int = 0
+    running: int = 0
+    succeeded: int = 0
+    failed: int = 0
+    #: The first pod's owners (the controller reads ``pods[0]``).
+    occupied_by: str = ""
+
+    def add(self, pods: Iterable[Mapping[str, Any]]) -> None:
+        for pod in pods:
+            if not self.listed:
+                self.occupied_by = _occupied_by(pod)
+            self.listed += 1
+            phase = (pod.get("status") or {}).get("phase")
+            self.running += phase == "Running"
+            self.succeeded += phase == "Succeeded"
+            self.failed += phase == "Failed"
+
+
 def pod_group_status(group: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """One step of scheduler-plugins' PodGroup reconcile: the status to patch in."""
+    counted = GroupPods()
+    counted.add(pods)
+    return group_status(group, counted)
+
+
+def group_status(group: Mapping[str, Any], pods: GroupPods) -> dict[str, Any]:
+    """``pod_group_status`` from the pods' counts."""
     spec, status = group.get("spec") or {}, dict(group.get("status") or {})
     min_member = int(spec.get("minMember") or 0)
     phase = status.get("phase") or ""
@@ -50,15 +82,14 @@ def pod_group_status(group: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]
     if phase == "":
         status["phase"] = PENDING
     elif phase == PENDING:
-        if len(pods) >= min_member:
+        if pods.listed >= min_member:
             status["phase"] = SCHEDULING
-            occupied = _occupied_by(pods[0]) if pods else ""
-            if occupied:
-                status["occupiedBy"] = occupied
+            if pods.occupied_by:
+                status["occupiedBy"] = pods.occupied_by
     else:
-        running, succeeded, failed = _phase_counts(pods)
+        running, succeeded, failed = pods.running, pods.succeeded, pods.failed
         status.update(running=running, succeeded=succeeded, failed=failed)
-        if len(pods) < min_member:
+        if pods.listed < min_member:
             status["phase"] = PENDING
             return status
         if succeeded + running < min_member:
@@ -72,11 +103,6 @@ def pod_group_status(group: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]
     if status.get("phase") in (SCHEDULING, RUNNING) and not status.get("scheduleStartTime"):
         status["scheduleStartTime"] = _now()
     return status
-
-
-def _phase_counts(pods: Iterable[Mapping[str, Any]]) -> tuple[int, int, int]:
-    phases = [(p.get("status") or {}).get("phase") for p in pods]
-    return phases.count("Running"), phases.count("Succeeded"), phases.count("Failed")
 
 
 def _occupied_by(pod: Mapping[str, Any]) -> str:
@@ -93,11 +119,21 @@ def elastic_quota_used(
     """``status.used``: the requests of the namespace's Running pods, with every resource
     of min and max present (at least 0), as the controller computes it (``quota.Add``
     keeps the pods' other resources too)."""
-    spec = quota.get("spec") or {}
     used = Resource()
+    add_running(used, pods)
+    return quota_used(quota, used)
+
+
+def add_running(used: Resource, pods: Iterable[Mapping[str, Any]]) -> None:
+    """Adds the requests of the Running ones of ``pods`` to ``used``."""
     for pod in pods:
         if (pod.get("status") or {}).get("phase") == "Running":
             used.add(_pod_request(pod))
+
+
+def quota_used(quota: Mapping[str, Any], used: Resource) -> dict[str, str]:
+    """``elastic_quota_used`` from the Running pods' summed requests."""
+    spec = quota.get("spec") or {}
     names = sorted({*(spec.get("min") or {}), *(spec.get("max") or {}), *used.names()})
     return {name: format_amount(name, used.get(name)) for name in names}
 
@@ -232,8 +268,10 @@ class GroupStatusController:
         if group is None:
             return
         selector = f"{POD_GROUP_LABEL}={name}"
-        pods = await self._pods(namespace, [("labelSelector", selector)])
-        status = pod_group_status(group, pods)
+        pods = GroupPods()
+        async for page in self._pod_pages(namespace, [("labelSelector", selector)]):
+            pods.add(page)
+        status = group_status(group, pods)
         if status != (group.get("status") or {}):
             await self._patch("podgroups", namespace, name, status)
 
@@ -241,17 +279,33 @@ class GroupStatusController:
         quota = self.groups.quota_for(namespace)
         if quota is None:
             return
-        pods = await self._pods(namespace, [("fieldSelector", "status.phase=Running")])
-        used = elastic_quota_used(quota, pods)
+        running = Resource()
+        async for page in self._pod_pages(namespace, [("fieldSelector", "status.phase=Running")]):
+            add_running(running, page)
+        used = quota_used(quota, running)
         if used != ((quota.get("status") or {}).get("used") or {}):
             name = str((quota.get("metadata") or {}).get("name"))
             await self._patch("elasticquotas", namespace, name, {"used": used})
 
-    async def _pods(self, namespace: str, query: list[tuple[str, str]]) -> list[dict[str, Any]]:
-        page = await self.api.request(
-            "GET", f"/api/v1/namespaces/{quote(namespace)}/pods", query=query, kind="status reads"
-        )
-        return list(page.get("items") or [])
+    async def _pod_pages(
+        self, namespace: str, query: list[tuple[str, str]]
+    ) -> AsyncIterator[list[dict[str, Any]]]:
+        """The namespace's selected pods, a page at a time (each is summed and let go).
+
+        No ``resourceVersion=0``, though the controller reads an informer's cache: the
+        watch cache ignores ``limit`` for it (apiserver ``cacher.go`` ``computeListLimit``)
+        and answers every pod at once. A paginated list without one is a consistent read
+        that v1.31+ API servers answer from the watch cache (ConsistentListFromCache; its
+        continue pages from cache snapshots, ListFromCacheSnapshot, v1.34+)."""
+        path = f"/api/v1/namespaces/{quote(namespace)}/pods"
+        token = ""
+        while True:
+            paging = [("limit", str(STATUS_PAGE_SIZE)), *([("continue", token)] if token else [])]
+            page = await self.api.request("GET", path, query=[*query, *paging], kind="status reads")
+            yield [item for item in page.get("items") or () if isinstance(item, dict)]
+            token = str((page.get("metadata") or {}).get("continue") or "")
+            if not token:
+                return
 
     async def _patch(self, plural: str, namespace: str, name: str, status: dict[str, Any]) -> None:
         path = f"{API}/namespaces/{quote(namespace)}/{plural}/{quote(name)}/status"

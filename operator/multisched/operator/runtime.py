@@ -29,7 +29,6 @@ from multisched.cache.comparer import CacheDiff
 from multisched.config.resolved import ResolvedConfig
 from multisched.framework import Registry
 from multisched.scheduler import Scheduler, default_registry
-from multisched.transport import list_objects
 from multisched.transport.internals import skip_env_lookups
 from multisched.transport.kubeconfig import load_configuration
 
@@ -39,14 +38,22 @@ from .event_handlers import ClusterEventHandlers
 from .group_status import GroupStatusController
 from .handlers_sync import HandlersSync, pending_lister
 from .health import HealthServer
-from .intake import ASSIGNED_PODS, NODES, PODS, Intake
+from .intake import Intake
 from .leader import KubeLeaseApi, LeaderElector, LeaseApi, new_identity
 from .metrics import Metrics
 from .options import Options
 from .profile_sync import ProfileSync
 from .profiles import ProfileBook
 from .revisions import RevisionKeeper
-from .secure import CachingReviewer, KubeReviewer, Reviewer, SecureServer, serving_context
+from .secure import (
+    CachingReviewer,
+    KubeReviewer,
+    Reviewer,
+    SecureServer,
+    ServingCertificate,
+    service_dns_names,
+    serving_context,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -59,6 +66,9 @@ SYNCED_HOOK_MAX_DELAY_SECONDS = 30.0
 #: ``on_listed`` is called when every informer has listed, or this long after start-up at the
 #: latest (an API server that does not answer must not hold the collector off for good).
 LISTED_HOOK_MAX_DELAY_SECONDS = 60.0
+#: What a second concurrent ``/debug/cache`` is told to wait: a comparison of 10,000 pods
+#: takes a second or more (100 pages).
+COMPARE_RETRY_AFTER_SECONDS = 5
 
 
 class Runtime:
@@ -133,6 +143,8 @@ class Runtime:
         #: Who checks the secure port's callers (tests put their own).
         self.reviewer: Reviewer | None = None
         self._kube_reviewer: KubeReviewer | None = None
+        #: Held by the cache comparison in progress (``/debug/cache``, SIGUSR2).
+        self._comparing = asyncio.Lock()
 
     @classmethod
     async def create(cls, options: Options) -> Runtime:
@@ -211,9 +223,11 @@ class Runtime:
 
     async def _start_secure(self) -> None:
         options = self.options
-        context = serving_context(
-            options.tls_cert_file, options.tls_private_key_file, options.advertise_address
-        )
+        cert, key = options.tls_cert_file, options.tls_private_key_file
+        dns_names = service_dns_names(options.service_name, options.service_namespace)
+        context = serving_context(cert, key, options.advertise_address, dns_names)
+        # Given files (a mounted Secret) are reloaded when renewed; a self-signed pair is not.
+        certificate = ServingCertificate(context, cert, key) if cert and key else None
         reviewer = self.reviewer
         if reviewer is None:
             self._kube_reviewer = KubeReviewer(self.api.api_client.configuration)
@@ -229,6 +243,7 @@ class Runtime:
                 "/debug/queue": self._serve_queue,
                 "/debug/cache": self._serve_cache,
             },
+            certificate=certificate,
         )
         await self._secure.start()
 
@@ -259,24 +274,35 @@ class Runtime:
         return _json(view)
 
     async def _serve_cache(self, request: web.Request) -> web.Response:
+        # One comparison at a time, and a second caller is turned away (429) rather than
+        # queued: each one lists every node and assigned pod, so waiting callers would
+        # only pile up connections and API-server reads behind the first, and a client
+        # that retries after Retry-After gets a fresher answer than a queued one would.
+        if self._comparing.locked():
+            return _json(
+                {"message": "a cache comparison is already running; retry later"},
+                status=429,
+                headers={"Retry-After": str(COMPARE_RETRY_AFTER_SECONDS)},
+            )
         return _json(debug.diff_document(await self.compare_cache()))
 
     async def compare_cache(self) -> CacheDiff:
-        """The cache against a fresh listing of nodes and assigned pods."""
-        client = self.api.api_client
-        nodes = await list_objects(client, NODES)
-        pods = await list_objects(client, PODS, field_selector=ASSIGNED_PODS)
-        return debug.cache_report(self.scheduler.cache, nodes.items, pods.items)
+        """The cache against a fresh listing of nodes and assigned pods (one at a time)."""
+        async with self._comparing:
+            return await debug.compare_with_api(self.scheduler.cache, self.api.api_client)
 
     async def log_debug_dump(self) -> None:
         """SIGUSR2: the cache comparison and the queue, to the log (as upstream dumps them)."""
-        try:
-            diff = await self.compare_cache()
-        except Exception as exc:
-            logger.warning("cache comparison: cannot list nodes and pods: %s", exc)
+        if self._comparing.locked():  # signals in a row must not stack listings up
+            logger.warning("cache comparison: skipped, another one is running")
         else:
-            for line in diff.lines():
-                logger.info("cache comparison: %s", line)
+            try:
+                diff = await self.compare_cache()
+            except Exception as exc:
+                logger.warning("cache comparison: cannot list nodes and pods: %s", exc)
+            else:
+                for line in diff.lines():
+                    logger.info("cache comparison: %s", line)
         view = debug.queue_view(self.scheduler.queue, self.scheduler.cache, leading=self.scheduling)
         logger.info("scheduling queue: %s", json.dumps(view["profiles"], sort_keys=True))
         for entry in view["pods"]:
@@ -422,5 +448,12 @@ class Runtime:
             await self.profile_sync.publish()
 
 
-def _json(document: object) -> web.Response:
-    return web.Response(text=json.dumps(document, indent=2), content_type="application/json")
+def _json(
+    document: object, status: int = 200, headers: dict[str, str] | None = None
+) -> web.Response:
+    return web.Response(
+        text=json.dumps(document, indent=2),
+        status=status,
+        headers=headers,
+        content_type="application/json",
+    )
