@@ -4,6 +4,7 @@ TokenReviews and SubjectAccessReviews for the secure port."""
 
 from __future__ import annotations
 
+import base64
 import warnings
 from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
@@ -16,7 +17,21 @@ from kmock._internal import parsing as kmock_parsing
 PROFILES = "multisched.dev/v1alpha1/schedulerprofiles"
 
 
-def write_kubeconfig(path: Path, url: str) -> Path:
+def write_kubeconfig(
+    path: Path,
+    url: str,
+    *,
+    token: str = "test-token",
+    namespace: str | None = None,
+    ca: Path | None = None,
+) -> Path:
+    """A kubeconfig for ``url``; a context namespace and the cluster's CA when given."""
+    context = f", namespace: {namespace}" if namespace else ""
+    ca_data = (
+        f', certificate-authority-data: "{base64.b64encode(ca.read_bytes()).decode()}"'
+        if ca
+        else ""
+    )
     path.write_text(
         f"""
 apiVersion: v1
@@ -24,13 +39,13 @@ kind: Config
 current-context: kmock
 clusters:
   - name: kmock
-    cluster: {{server: "{url}"}}
+    cluster: {{server: "{url}"{ca_data}}}
 users:
   - name: kmock
-    user: {{token: test-token}}
+    user: {{token: {token}}}
 contexts:
   - name: kmock
-    context: {{cluster: kmock, user: kmock}}
+    context: {{cluster: kmock, user: kmock{context}}}
 """
     )
     return path

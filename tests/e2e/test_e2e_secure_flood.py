@@ -8,30 +8,15 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections import Counter
 
-import aiohttp
 from harness import profile_body
 from test_e2e_faults import burst, keys_of, no_problems
 
 from conftest import FaultCluster, report_figure
 from multisched.operator.secure import REVIEW_BURST, REVIEW_RATE_PER_SECOND
+from strangers import flood
 
 REVIEWS = ("tokenreviews", "subjectaccessreviews")
-
-
-async def flood(url: str, requests: list[tuple[str, str | None]]) -> Counter[int]:
-    answers: Counter[int] = Counter()
-    limit = asyncio.Semaphore(50)
-    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=False)) as http:
-
-        async def one(path: str, token: str | None) -> None:
-            headers = {"Authorization": f"Bearer {token}"} if token else {}
-            async with limit, http.get(url + path, headers=headers) as resp:
-                answers[resp.status] += 1
-
-        await asyncio.gather(*(one(path, token) for path, token in requests))
-    return answers
 
 
 def test_a_flood_of_strangers_costs_capped_reviews_and_the_backlog_binds(

@@ -5,7 +5,6 @@ TLS hello and every request it receives."""
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import ssl
 from collections.abc import AsyncIterator, Callable
@@ -16,6 +15,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+from kmock_support import write_kubeconfig
 from live_support import LiveCluster, run_cli
 from multisched.live.queue import TOKEN_ENV
 from multisched.operator.secure import self_signed
@@ -91,30 +91,7 @@ def serve(tmp_path: Path) -> Serve:
 
 
 def kubeconfig(path: Path, url: str, namespace: str | None = None, ca: Path | None = None) -> Path:
-    """write_kubeconfig's, with a context namespace and the cluster's CA when given."""
-    context = f", namespace: {namespace}" if namespace else ""
-    ca_data = (
-        f', certificate-authority-data: "{base64.b64encode(ca.read_bytes()).decode()}"'
-        if ca
-        else ""
-    )
-    path.write_text(
-        f"""
-apiVersion: v1
-kind: Config
-current-context: kmock
-clusters:
-  - name: kmock
-    cluster: {{server: "{url}"{ca_data}}}
-users:
-  - name: kmock
-    user: {{token: {KUBECONFIG_TOKEN}}}
-contexts:
-  - name: kmock
-    context: {{cluster: kmock, user: kmock{context}}}
-"""
-    )
-    return path
+    return write_kubeconfig(path, url, token=KUBECONFIG_TOKEN, namespace=namespace, ca=ca)
 
 
 async def scheduler_pod(live: LiveCluster, name: str, namespace: str, port: int) -> None:

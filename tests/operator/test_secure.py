@@ -32,6 +32,7 @@ from multisched.operator.secure import (
     service_dns_names,
     serving_context,
 )
+from strangers import flood
 
 
 class Scripted:
@@ -450,21 +451,6 @@ def bounded_server(reviewer: Reviewer, **bounds: Any) -> SecureServer:
     )
 
 
-async def flood(url: str, paths: list[str], tokens: list[str | None]) -> Counter[int]:
-    """Every (path, token) pair once, 50 at a time over one connection pool."""
-    answers: Counter[int] = Counter()
-    limit = asyncio.Semaphore(50)
-    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=False)) as http:
-
-        async def one(path: str, token: str | None) -> None:
-            headers = {"Authorization": f"Bearer {token}"} if token else {}
-            async with limit, http.get(url + path, headers=headers) as resp:
-                answers[resp.status] += 1
-
-        await asyncio.gather(*(one(p, t) for p, t in zip(paths, tokens, strict=True)))
-    return answers
-
-
 async def test_unserved_paths_and_methods_cost_no_review() -> None:
     reviewer = Scripted({"good": PROMETHEUS}, {(PROMETHEUS.name, "/metrics")})
     secure = bounded_server(reviewer)
@@ -472,7 +458,7 @@ async def test_unserved_paths_and_methods_cost_no_review() -> None:
     url = f"https://127.0.0.1:{secure.port}"
     try:
         paths = [f"/{uuid.uuid4().hex}" for _ in range(2000)]
-        assert await flood(url, paths, [None] * 2000) == Counter({404: 2000})
+        assert await flood(url, [(path, None) for path in paths]) == Counter({404: 2000})
         status, body = await get(f"{url}/nowhere", "good")
         assert (status, body["reason"]) == (404, "NotFound")
         async with aiohttp.ClientSession() as http, http.post(f"{url}/metrics", ssl=False) as r:
@@ -489,14 +475,13 @@ async def test_a_flood_of_callers_causes_at_most_the_capped_reviews() -> None:
     url = f"https://127.0.0.1:{secure.port}"
     try:
         # 2,000 anonymous callers of a served path: one SubjectAccessReview, then the cache.
-        answers = await flood(url, ["/metrics"] * 2000, [None] * 2000)
+        answers = await flood(url, [("/metrics", None)] * 2000)
         assert answers == Counter({403: 2000})
         assert reviewer.calls == [("authorize", ("system:anonymous", "/metrics", "get"))]
         # 2,000 random tokens: what is left of the burst (one review went to the anonymous
         # callers) as TokenReviews, and 429 for everyone else.
         reviewer.calls.clear()
-        tokens: list[str | None] = [uuid.uuid4().hex for _ in range(2000)]
-        answers = await flood(url, ["/metrics"] * 2000, tokens)
+        answers = await flood(url, [("/metrics", uuid.uuid4().hex) for _ in range(2000)])
         assert answers == Counter({401: 19, 429: 1981})
         assert [c[0] for c in reviewer.calls] == ["authenticate"] * 19
     finally:
