@@ -112,3 +112,60 @@ def make_node(name: str = "n", *, pods_on: list[PodInfo] | None = None, **kw: An
     for pod in pods_on or ():
         info.add_pod(pod)
     return info
+
+
+class RecordingClient:
+    """The scheduler's API client: bindings are recorded as (pod key, node), then fail with
+    ``error`` when set; deletions and nominations succeed, storage writes echo."""
+
+    def __init__(self, error: Exception | None = None) -> None:
+        self.error = error
+        self.bound: list[tuple[str, str]] = []
+
+    async def bind(self, pod: PodInfo, node_name: str) -> None:
+        self.bound.append((pod.key, node_name))
+        if self.error is not None:
+            raise self.error
+
+    async def delete_pod(self, pod: PodInfo, reason: str) -> None:
+        pass
+
+    async def set_nominated_node(self, pod: PodInfo, node_name: str) -> None:
+        pass
+
+    async def update_storage_object(self, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
+        return obj
+
+
+class RecordingEvents:
+    """The scheduler's event recorder: ("Scheduled", pod, node) and ("FailedScheduling", pod,
+    reason, message) in order."""
+
+    def __init__(self) -> None:
+        self.log: list[tuple[str, ...]] = []
+
+    async def scheduled(self, profile: str, pod: PodInfo, node_name: str) -> None:
+        self.log.append(("Scheduled", pod.key, node_name))
+
+    async def failed(self, profile: str, pod: PodInfo, reason: str, message: str) -> None:
+        self.log.append(("FailedScheduling", pod.key, reason, message))
+
+
+class PreemptingClient:
+    """The client a PostFilter preempts through: victims (pod names, with the reason given)
+    and nominations are recorded; bindings succeed."""
+
+    def __init__(self) -> None:
+        self.deleted: list[str] = []
+        self.reasons: list[str] = []
+        self.nominated: dict[str, str] = {}
+
+    async def bind(self, pod: PodInfo, node_name: str) -> None:
+        pass
+
+    async def delete_pod(self, pod: PodInfo, reason: str) -> None:
+        self.deleted.append(pod.name)
+        self.reasons.append(reason)
+
+    async def set_nominated_node(self, pod: PodInfo, node_name: str) -> None:
+        self.nominated[pod.name] = node_name

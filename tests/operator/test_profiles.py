@@ -10,7 +10,7 @@ import yaml
 
 from multisched.config import ResolvedConfig
 from multisched.framework import Framework
-from multisched.operator.client import now_time
+from multisched.meta import now_time
 from multisched.operator.profiles import ProfileBook, condition_message, too_deep
 from multisched.scheduler import Scheduler, default_registry
 from multisched.validation.limits import CONDITION_MESSAGE_LIMIT

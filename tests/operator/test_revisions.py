@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from multisched.operator.client import now_time
+from multisched.meta import now_time
 from multisched.operator.profiles import ProfileBook
 from multisched.operator.revisions import (
     CHANGE_CAUSE,

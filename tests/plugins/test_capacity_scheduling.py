@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from builders import make_pod, node_dict
+from builders import PreemptingClient, make_pod, node_dict
 from multisched.cache import ELASTIC_QUOTA, Cache, NodeInfo, PodInfo, Resource
 from multisched.config.resolved import ResolvedConfig, ResolvedProfile
 from multisched.framework import Code, CycleState, Framework, Registry, Status
@@ -124,21 +124,6 @@ def mem_infos(**quotas: tuple[int, int, int]) -> ElasticQuotaInfos:
     )
 
 
-class FakeClient:
-    def __init__(self) -> None:
-        self.deleted: list[str] = []
-        self.nominated: dict[str, str] = {}
-
-    async def bind(self, pod: PodInfo, node_name: str) -> None:
-        pass
-
-    async def delete_pod(self, pod: PodInfo, reason: str) -> None:
-        self.deleted.append(pod.name)
-
-    async def set_nominated_node(self, pod: PodInfo, node_name: str) -> None:
-        self.nominated[pod.name] = node_name
-
-
 class Env:
     """A framework with NodeResourcesFit and CapacityScheduling, as upstream's
     ``makeRegisteredPlugin`` (Fit as PreFilter and Filter)."""
@@ -167,7 +152,7 @@ class Env:
             },
             score_weights={},
         )
-        self.client = FakeClient()
+        self.client = PreemptingClient()
         self.nominator = PodNominator()
         self.fwk = Framework(
             profile,

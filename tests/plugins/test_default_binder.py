@@ -4,21 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from builders import make_pod
-from multisched.cache import PodInfo
+from builders import RecordingClient, make_pod
 from multisched.framework import BindingConflict, Code, CycleState
 from multisched.plugins.default_binder import DefaultBinder
-
-
-class _Client:
-    def __init__(self, error: Exception | None = None) -> None:
-        self.error = error
-        self.bound: list[tuple[str, str]] = []
-
-    async def bind(self, pod: PodInfo, node_name: str) -> None:
-        self.bound.append((pod.key, node_name))
-        if self.error is not None:
-            raise self.error
 
 
 class _Handle:
@@ -27,7 +15,7 @@ class _Handle:
 
 
 async def test_binds_through_the_client() -> None:
-    client = _Client()
+    client = RecordingClient()
     binder = DefaultBinder(None, _Handle(client))  # type: ignore[arg-type]
     status = await binder.bind(
         CycleState(), make_pod("foo", namespace="ns"), "foohost.kubernetes.mydomain.com"
@@ -38,7 +26,7 @@ async def test_binds_through_the_client() -> None:
 
 async def test_binding_conflict_is_an_error_status() -> None:
     conflict = BindingConflict(409, 'pods "foo" is already assigned to node "other"', "other")
-    client = _Client(conflict)
+    client = RecordingClient(conflict)
     binder = DefaultBinder(None, _Handle(client))  # type: ignore[arg-type]
     status = await binder.bind(CycleState(), make_pod("foo"), "n1")
     assert status is not None
@@ -50,7 +38,7 @@ async def test_binding_conflict_is_an_error_status() -> None:
 
 
 async def test_any_client_failure_is_an_error_status() -> None:
-    binder = DefaultBinder(None, _Handle(_Client(RuntimeError("binding rejected"))))  # type: ignore[arg-type]
+    binder = DefaultBinder(None, _Handle(RecordingClient(RuntimeError("binding rejected"))))  # type: ignore[arg-type]
     status = await binder.bind(CycleState(), make_pod(), "n1")
     assert status is not None
     assert status.code == Code.ERROR
@@ -68,6 +56,6 @@ async def test_no_client() -> None:
 async def test_client_is_read_at_bind_time() -> None:
     handle = _Handle(None)
     binder = DefaultBinder(None, handle)  # type: ignore[arg-type]
-    handle.client = client = _Client()
+    handle.client = client = RecordingClient()
     assert await binder.bind(CycleState(), make_pod("late"), "n1") is None
     assert client.bound == [("default/late", "n1")]

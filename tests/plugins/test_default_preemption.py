@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from builders import make_pod, node_dict
+from builders import PreemptingClient, make_pod, node_dict
 from multisched.cache import Cache, NodeInfo, PodInfo
 from multisched.config.resolved import ResolvedProfile
 from multisched.framework import (
@@ -94,23 +94,6 @@ class FailingExtensions:
         return None
 
 
-class FakeClient:
-    def __init__(self) -> None:
-        self.deleted: list[str] = []
-        self.reasons: list[str] = []
-        self.nominated: dict[str, str] = {}
-
-    async def bind(self, pod: PodInfo, node_name: str) -> None:
-        pass
-
-    async def delete_pod(self, pod: PodInfo, reason: str) -> None:
-        self.deleted.append(pod.name)
-        self.reasons.append(reason)
-
-    async def set_nominated_node(self, pod: PodInfo, node_name: str) -> None:
-        self.nominated[pod.name] = node_name
-
-
 class FixedOffset(random.Random):
     """Upstream seeds math/rand so the dry run starts at node index 4; so do we."""
 
@@ -153,7 +136,7 @@ class Env:
             plugin_args={"DefaultPreemption": args} if args else {},
         )
         registry = Registry([TestFit, FailingExtensions, InterPodAffinity, DefaultPreemption])
-        self.client = FakeClient()
+        self.client = PreemptingClient()
         self.nominator = PodNominator()
         self.fwk = Framework(
             profile,
@@ -257,7 +240,7 @@ async def test_pod_with_higher_priority_can_be_made_schedulable() -> None:
     assert env.client.reasons[0].endswith(" on node node1")
 
 
-class NotLeadingClient(FakeClient):
+class NotLeadingClient(PreemptingClient):
     async def delete_pod(self, pod: PodInfo, reason: str) -> None:
         raise NotLeading("not the leader any more; preemption skipped")
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from builders import make_node, make_pod
+from builders import RecordingEvents, make_node, make_pod
 from multisched.cache import Cache
 from multisched.cache.volumes import PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM, STORAGE_CLASS
 from multisched.framework import Code, CycleState
@@ -422,17 +422,6 @@ class _FailingVolumes:
         raise RuntimeError("Operation cannot be fulfilled: the object has been modified")
 
 
-class _Events:
-    def __init__(self) -> None:
-        self.log: list[tuple[str, ...]] = []
-
-    async def scheduled(self, profile: str, pod: Any, node_name: str) -> None:
-        self.log.append(("Scheduled", pod.key, node_name))
-
-    async def failed(self, profile: str, pod: Any, reason: str, message: str) -> None:
-        self.log.append(("FailedScheduling", pod.key, reason, message))
-
-
 async def test_a_prebind_api_error_unreserves_and_never_binds_the_pod() -> None:
     from multisched.cache import PodInfo
     from multisched.config import parse_config_object, resolve
@@ -441,7 +430,7 @@ async def test_a_prebind_api_error_unreserves_and_never_binds_the_pod() -> None:
 
     cache = _store(LOCAL, claim("data"), pv("pv1", host="n1"))
     registry = default_registry(load_entry_points=False)
-    client, events = _FailingVolumes(), _Events()
+    client, events = _FailingVolumes(), RecordingEvents()
     sched = Scheduler(
         resolve(parse_config_object(PROFILE), registry), registry, cache=cache, client=client,
         events=events,

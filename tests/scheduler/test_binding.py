@@ -7,7 +7,7 @@ import asyncio
 import logging
 from typing import Any
 
-from builders import make_pod, node_dict
+from builders import RecordingClient, make_pod, node_dict
 from fakes import ALL, RecordingBinder, config, profile
 from multisched.cache import Cache, PodInfo
 from multisched.config.resolved import ResolvedProfile
@@ -151,24 +151,7 @@ async def test_a_pod_seen_bound_between_pop_and_cycle_is_skipped_not_assumed() -
 # -- binding outcomes through DefaultBinder -------------------------------------------------
 
 
-class Client:
-    def __init__(self) -> None:
-        self.error: Exception | None = None
-        self.calls: list[tuple[str, str]] = []
-
-    async def bind(self, pod: PodInfo, node_name: str) -> None:
-        self.calls.append((pod.key, node_name))
-        if self.error is not None:
-            raise self.error
-
-    async def delete_pod(self, pod: PodInfo, reason: str) -> None:
-        pass
-
-    async def set_nominated_node(self, pod: PodInfo, node_name: str) -> None:
-        pass
-
-
-def binder_scheduler(**kw: Any) -> tuple[Scheduler, Client, Events, Clock]:
+def binder_scheduler(**kw: Any) -> tuple[Scheduler, RecordingClient, Events, Clock]:
     prof = profile()
     plugins = dict(prof.plugins)
     plugins["bind"] = ("DefaultBinder",)
@@ -176,7 +159,7 @@ def binder_scheduler(**kw: Any) -> tuple[Scheduler, Client, Events, Clock]:
     cache = Cache()
     cache.add_node(node_dict("small", cpu="4", labels={"score": "10"}))
     cache.add_node(node_dict("big", cpu="4", labels={"score": "90"}))
-    client, events, clock = Client(), Events(), Clock()
+    client, events, clock = RecordingClient(), Events(), Clock()
     sched = Scheduler(
         config(prof),
         Registry([*ALL, DefaultBinder]),
@@ -213,7 +196,7 @@ async def test_a_lost_binding_response_keeps_the_pod_assumed_until_the_watch_con
     other = make_pod("other", scheduler_name="test", requests={"cpu": "3"})
     client.error = None
     await schedule(sched, other)
-    assert client.calls[-1] == ("default/other", "small")
+    assert client.bound[-1] == ("default/other", "small")
     bound = make_pod("web", scheduler_name="test", requests={"cpu": "3"}, node_name="big")
     bound.uid = pod.uid
     sched.on_pod(bound)  # the watch shows the binding had landed
@@ -259,7 +242,7 @@ async def test_a_lost_binding_is_sent_again_once_the_api_answers() -> None:
     clock.now += 3
     client.error = None
     assert await sched.retry_unconfirmed_bindings() == 1
-    assert client.calls == [("default/web", "big")] * 3
+    assert client.bound == [("default/web", "big")] * 3
     assert events.log == [("Scheduled", "default/web", "big")]
     assert pod.uid not in sched.queue
     assert cpu_on(sched, "big") == 3000
@@ -268,7 +251,7 @@ async def test_a_lost_binding_is_sent_again_once_the_api_answers() -> None:
     stored = make_pod("db", scheduler_name="test", requests={"cpu": "1"})
     client.error = ApiUnavailable("Server disconnected", maybe_sent=True)
     await schedule(sched, stored)
-    node = client.calls[-1][1]
+    node = client.bound[-1][1]
     clock.now += 3
     client.error = BindingConflict(
         409, f'pod db is already assigned to node "{node}"', bound_to=node
@@ -331,7 +314,7 @@ async def test_a_409_already_assigned_elsewhere_moves_the_assumption_there() -> 
     )
     pod = make_pod("web", scheduler_name="test", requests={"cpu": "3"})
     await schedule(sched, pod)
-    assert client.calls == [("default/web", "big")]
+    assert client.bound == [("default/web", "big")]
     assert cpu_on(sched, "big") == 0
     assert cpu_on(sched, "small") == 3000
     assert sched.cache.is_assumed(pod.uid)
@@ -422,7 +405,7 @@ async def test_an_attempt_whose_binding_response_was_lost_is_counted_once_when_k
     db = make_pod("db", scheduler_name="test", requests={"cpu": "1"})
     await schedule(sched, db)
     clock.now += 3
-    node = client.calls[-1][1]
+    node = client.bound[-1][1]
     client.error = BindingConflict(409, f'pod db is already assigned to node "{node}"', node)
     assert await sched.retry_unconfirmed_bindings() == 1  # ours after all
     assert observer.results == ["scheduled", "scheduled"]

@@ -4,39 +4,12 @@ and PodScheduled=False for pods that fit nowhere, and no crashed cycle for odd n
 import asyncio
 from typing import Any
 
-from builders import make_pod, node_dict
+from builders import RecordingClient, RecordingEvents, make_pod, node_dict
 from multisched.cache import Cache, NodeInfo, PodInfo
 from multisched.config import parse_config_object, resolve
 from multisched.framework import CycleState, Registry, Status
 from multisched.scheduler import Scheduler, default_registry
 from multisched.scheduler.events import REASON_SCHEDULER_ERROR, REASON_UNSCHEDULABLE
-
-
-class Events:
-    def __init__(self) -> None:
-        self.log: list[tuple[str, ...]] = []
-
-    async def scheduled(self, profile: str, pod: PodInfo, node_name: str) -> None:
-        self.log.append(("Scheduled", pod.key, node_name))
-
-    async def failed(self, profile: str, pod: PodInfo, reason: str, message: str) -> None:
-        self.log.append(("FailedScheduling", pod.key, reason, message))
-
-
-class Client:
-    """Bindings succeed; nominations and deletions are recorded."""
-
-    def __init__(self) -> None:
-        self.bound: list[tuple[str, str]] = []
-
-    async def bind(self, pod: PodInfo, node_name: str) -> None:
-        self.bound.append((pod.key, node_name))
-
-    async def delete_pod(self, pod: PodInfo, reason: str) -> None:
-        pass
-
-    async def set_nominated_node(self, pod: PodInfo, node_name: str) -> None:
-        pass
 
 
 def _default_scheduler(
@@ -45,7 +18,7 @@ def _default_scheduler(
     registry = registry or default_registry()
     spec = {"profiles": [{"schedulerName": "default-scheduler", **plugins}]}
     obj = {"apiVersion": "multisched.dev/v1alpha1", "kind": "SchedulerProfile", "spec": spec}
-    events, client = Events(), Client()
+    events, client = RecordingEvents(), RecordingClient()
     sched = Scheduler(
         resolve(parse_config_object(obj), registry),
         registry,

@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from multisched.meta import object_key
+
 Obj = dict[str, Any]
 
 #: Kinds, as their ClusterEvent resources and informer feeds name them.
@@ -46,15 +48,6 @@ NAMESPACED_VOLUME_KINDS = frozenset({PERSISTENT_VOLUME_CLAIM, CSI_STORAGE_CAPACI
 
 class AssumeError(Exception):
     """An assumption the cache cannot take: unknown object, or older than the stored one."""
-
-
-def object_key(obj: Mapping[str, Any]) -> str:
-    """``namespace/name`` for namespaced objects, ``name`` otherwise (client-go's
-    ``MetaNamespaceKeyFunc``)."""
-    meta = obj.get("metadata") or {}
-    name = str(meta.get("name") or "")
-    namespace = meta.get("namespace")
-    return f"{namespace}/{name}" if namespace else name
 
 
 def resource_version(obj: Mapping[str, Any]) -> int:

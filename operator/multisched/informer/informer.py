@@ -19,13 +19,14 @@ import asyncio
 import logging
 import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
 from kubernetes_asyncio import client as k8s
 
+from multisched.meta import object_key
 from multisched.transport import ApiError, Resource, decode_json, list_pages, raise_for_status
 
 logger = logging.getLogger(__name__)
@@ -77,12 +78,6 @@ class Backoff:
 
     def reset(self) -> None:
         self.failures = 0
-
-
-def object_key(obj: Mapping[str, Any]) -> str:
-    meta = obj.get("metadata") or {}
-    namespace = meta.get("namespace") or ""
-    return f"{namespace}/{meta.get('name') or ''}" if namespace else str(meta.get("name") or "")
 
 
 def tombstone(key: str, uid: str) -> dict[str, Any]:

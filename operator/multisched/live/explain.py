@@ -12,9 +12,9 @@ import random
 from typing import Any
 
 from multisched.cache import PodError, PodInfo
-from multisched.cache.volumes import object_key
 from multisched.config import ResolvedConfig
 from multisched.framework import Registry, WaitingPod
+from multisched.meta import object_key
 from multisched.scheduler import Outcome, Scheduler
 from multisched.scheduler.feed import EngineFeed
 from multisched.scheduler.introspect import gang_line, quota_line
@@ -24,6 +24,7 @@ from multisched.scheduler.simulate import (
     InputError,
     Placement,
     SimulationResult,
+    outcome_placement,
     volume_report,
 )
 
@@ -135,14 +136,7 @@ async def explain(
     await scheduler.wait_for_bindings()
     outcome = last.get(target.uid)
     assert outcome is not None
-    if outcome.result == "scheduled":
-        placement = Placement(
-            target, "Scheduled", outcome.node, f"would be assigned to {outcome.node}"
-        )
-    elif outcome.result == "unschedulable":
-        placement = Placement(target, "Unschedulable", message=outcome.message)
-    else:
-        placement = Placement(target, "Error", message=outcome.message)
+    placement = outcome_placement(target, outcome, "would be assigned to {node}")
     placement.nominated_node = outcome.nominated_node
     placement.outcome = outcome
     if placement.status == "Scheduled" and target.volumes:

@@ -21,7 +21,6 @@ import re
 import socket
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode
 
@@ -32,6 +31,7 @@ from kubernetes_asyncio import client as k8s
 from multisched.cache import PodInfo
 from multisched.cache.volumes import PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM
 from multisched.framework import ApiUnavailable, BindingConflict, NotLeading
+from multisched.meta import now_time
 from multisched.transport import ApiError
 from multisched.transport.internals import request_options, session_of, wrap_connect
 
@@ -96,16 +96,6 @@ def _transport_error(exc: BaseException) -> ApiUnreachable:
     sent = not isinstance(exc, aiohttp.ClientConnectorError | aiohttp.ConnectionTimeoutError)
     text = str(exc) or type(exc).__name__
     return ApiUnreachable(f"API server unreachable: {text}", maybe_sent=sent)
-
-
-def now_time() -> str:
-    """A ``metav1.Time`` (seconds)."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def now_micro_time() -> str:
-    """A ``metav1.MicroTime``: always six fractional digits, as the API server parses it."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _encode(body: Mapping[str, Any]) -> bytes:

@@ -8,7 +8,6 @@ the API a page at a time and keeps only what the comparison needs.
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -17,6 +16,7 @@ from kubernetes_asyncio import client as k8s
 from multisched.cache import Cache
 from multisched.cache.comparer import CacheDiff, compare
 from multisched.config import component_config
+from multisched.meta import time_at
 from multisched.queue import QueuedPodInfo, QueueName, SchedulingQueue
 from multisched.scheduler import Scheduler
 from multisched.scheduler.introspect import gang_line, quota_line
@@ -40,7 +40,7 @@ PAGE_SIZE = 100
 def _stamp(seconds: float | None) -> str | None:
     if seconds is None:
         return None
-    return datetime.datetime.fromtimestamp(seconds, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return time_at(seconds)
 
 
 def pod_entry(queue: SchedulingQueue, where: str, qpi: QueuedPodInfo) -> dict[str, Any]:

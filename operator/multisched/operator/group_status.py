@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime
 import logging
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from urllib.parse import quote
 
 from multisched.cache import ELASTIC_QUOTA, POD_GROUP, POD_GROUP_LABEL, GroupStore, Resource
 from multisched.cache.resources import format_amount
+from multisched.meta import now_time
 from multisched.transport import ApiError
 
 from .client import MERGE_PATCH, Api, NotLeader
@@ -101,7 +101,7 @@ def group_status(group: Mapping[str, Any], pods: GroupPods) -> dict[str, Any]:
         if succeeded >= min_member:
             status["phase"] = FINISHED
     if status.get("phase") in (SCHEDULING, RUNNING) and not status.get("scheduleStartTime"):
-        status["scheduleStartTime"] = _now()
+        status["scheduleStartTime"] = now_time()
     return status
 
 
@@ -148,10 +148,6 @@ def _pod_request(pod: Mapping[str, Any]) -> Resource:
     for container in spec.get("initContainers") or ():
         total.set_max(Resource.from_list((container.get("resources") or {}).get("requests")))
     return total
-
-
-def _now() -> str:
-    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 # -- the reconciler ---------------------------------------------------------------------

@@ -28,7 +28,7 @@ from typing import Any
 import aiohttp
 from kubernetes_asyncio import client as k8s
 
-from multisched.informer.informer import object_key
+from multisched.meta import object_key
 from multisched.transport import JSON, METADATA_ONLY, ApiError, list_pages
 
 from .intake import PODS, UNASSIGNED_PODS

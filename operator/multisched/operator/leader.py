@@ -25,9 +25,10 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+from multisched.meta import now_micro_time
 from multisched.transport import ApiError
 
-from .client import Api, now_micro_time
+from .client import Api
 from .options import LeaderElection
 
 logger = logging.getLogger(__name__)

@@ -17,10 +17,11 @@ import aiohttp
 from kubernetes_asyncio import client as k8s
 
 from multisched.framework import NotLeading
+from multisched.meta import now_time
 from multisched.scheduler import Scheduler
 from multisched.transport import ApiError, Resource, list_objects
 
-from .client import KubeClient, now_time
+from .client import KubeClient
 from .event_handlers import ClusterEventHandlers, object_identity
 from .options import COMPONENT
 from .profiles import GROUP, PLURAL, VERSION, ProfileBook

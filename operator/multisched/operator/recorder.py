@@ -37,6 +37,7 @@ from collections.abc import Awaitable, Callable, Hashable
 from typing import Any, Protocol
 
 from multisched.framework import ApiUnavailable
+from multisched.meta import now_time
 from multisched.scheduler.scheduler import MAX_CONCURRENT_BINDS
 
 logger = logging.getLogger(__name__)
@@ -189,7 +190,7 @@ class Recorder:
         self.may_write = may_write
         self.max_queued = max_queued
         self.clock = clock
-        self.now_stamp = now_stamp or _now_time
+        self.now_stamp = now_stamp or now_time
         self._events: OrderedDict[Hashable, _Event] = OrderedDict()
         self._patches: OrderedDict[Hashable, _Patch] = OrderedDict()
         #: Event key -> (Event name, count) of what was posted: later copies patch it.
@@ -447,7 +448,3 @@ class Recorder:
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-
-
-def _now_time() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

@@ -11,8 +11,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from multisched.cache import Cache, PodInfo
-from multisched.cache.volumes import object_key
 from multisched.framework import Framework
+from multisched.meta import object_key
 from multisched.queue import ClusterEvent, QueuedPodInfo, SchedulingQueue
 from multisched.queue.events import (
     ADD,

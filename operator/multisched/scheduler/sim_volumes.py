@@ -18,9 +18,9 @@ from multisched.cache.volumes import (
     PERSISTENT_VOLUME,
     PERSISTENT_VOLUME_CLAIM,
     VolumeStore,
-    object_key,
     resource_version,
 )
+from multisched.meta import object_key
 
 ANN_BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
 ANN_SELECTED_NODE = "volume.kubernetes.io/selected-node"

@@ -20,6 +20,7 @@ from multisched.cache.workloads import WORKLOAD_KINDS
 from multisched.config.loader import embedded_configs
 from multisched.config.resolved import ResolvedConfig
 from multisched.framework import Registry
+from multisched.meta import format_time
 from multisched.queue import QueueName
 from multisched.validation import (
     CONFIG_KINDS,
@@ -122,6 +123,20 @@ class Placement:
         #: Per claim of a scheduled pod: its PV, and the selected-node written when the
         #: volume is to be provisioned there (``volume_report``).
         self.volumes: list[dict[str, str]] = []
+
+
+def outcome_placement(pod: PodInfo, outcome: Outcome, assigned: str) -> Placement:
+    """What the report shows of a scheduling attempt: status, node and message.
+
+    ``assigned`` is the message of a scheduled pod, formatted with ``pod`` (its key) and
+    ``node``: simulate reports the Scheduled event's words, explain what would happen.
+    """
+    if outcome.result == "scheduled":
+        message = assigned.format(pod=pod.key, node=outcome.node)
+        return Placement(pod, "Scheduled", outcome.node, message)
+    if outcome.result == "unschedulable":
+        return Placement(pod, "Unschedulable", message=outcome.message)
+    return Placement(pod, "Error", message=outcome.message)
 
 
 class SimulationResult:
@@ -312,7 +327,7 @@ class ClusterInput:
 def _input_time(index: int) -> str:
     """A fixed creation time per input position (simulate's runs must repeat exactly)."""
     stamp = datetime.datetime(2000, 1, 1, tzinfo=datetime.UTC) + datetime.timedelta(seconds=index)
-    return stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return format_time(stamp)
 
 
 async def simulate(
@@ -393,14 +408,8 @@ async def simulate(
                 "Pending",
                 message=f"no profile for schedulerName {pod.scheduler_name!r}; left Pending",
             )
-        elif outcome.result == "scheduled":
-            placement = Placement(
-                pod, "Scheduled", outcome.node, f"Successfully assigned {pod.key} to {outcome.node}"
-            )
-        elif outcome.result == "unschedulable":
-            placement = Placement(pod, "Unschedulable", message=outcome.message)
         else:
-            placement = Placement(pod, "Error", message=outcome.message)
+            placement = outcome_placement(pod, outcome, "Successfully assigned {pod} to {node}")
         if outcome is not None:
             placement.nominated_node = outcome.nominated_node
             placement.outcome = outcome
