@@ -312,7 +312,7 @@ class PodInfo:
         containers = spec.get("containers") or []
         init_containers = spec.get("initContainers") or []
         overhead = spec.get("overhead")
-        pod_level = _pod_level_requests(spec)
+        pod_level, spec_view = _pod_level_requests(spec)
         resized = _reports_resources(status)
         if (
             len(containers) == 1
@@ -332,7 +332,7 @@ class PodInfo:
                 self.non_zero_cpu = nz.milli_cpu
                 self.non_zero_memory = nz.memory
                 return
-        views = [_spec_view(containers, init_containers)]
+        views = [spec_view or _spec_view(containers, init_containers)]
         if resized:
             infeasible = _resize_infeasible(status)
             statuses = _container_statuses(status)
@@ -473,24 +473,27 @@ def _is_pod_level(name: str) -> bool:
 View = tuple[Resource, Resource, set[str]]
 
 
-def _pod_level_requests(spec: Mapping[str, Any]) -> dict[str, int] | None:
+def _pod_level_requests(spec: Mapping[str, Any]) -> tuple[dict[str, int] | None, View | None]:
     """``spec.resources.requests`` as the API server defaults them (``defaultPodRequests``):
     with pod-level limits, an unset request is the containers' aggregate, else the limit.
-    None when no supported resource is set at pod level."""
+    None when no supported resource is set at pod level. Also the containers' spec view
+    when it was needed for the defaults, so that the caller does not build it again."""
     resources = spec.get("resources")
     if not resources:
-        return None
+        return None, None
+    view: View | None = None
     requests = _pod_level_values(resources.get("requests"), "spec.resources.requests")
     limits = resources.get("limits")
     if limits:
         containers, inits = spec.get("containers") or [], spec.get("initContainers") or []
-        aggregate, _, present = _spec_view(containers, inits)
+        view = _spec_view(containers, inits)
+        aggregate, _, present = view
         for name in _POD_LEVEL:
             if name not in requests and name in present:
                 requests[name] = aggregate.get(name)
         for name, value in _pod_level_values(limits, "spec.resources.limits").items():
             requests.setdefault(name, value)
-    return requests or None
+    return requests or None, view
 
 
 def _effective_pod_level(spec_level: dict[str, int], status: Mapping[str, Any]) -> dict[str, int]:
