@@ -38,6 +38,7 @@ lint: install
 	$(VENV)/bin/ruff check operator tests examples bench
 	$(VENV)/bin/ruff format --check operator tests examples bench
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports --no-cache
 
 bench: install
 	$(PYTHON) -m bench

@@ -107,7 +107,7 @@ def _effective_config(
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
-    from multisched.report import render
+    from multisched.report import render, settled_notes
     from multisched.scheduler import default_registry
     from multisched.scheduler.simulate import ClusterInput, simulate
     from multisched.validation import InputErrors
@@ -137,7 +137,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         return _report(str(exc).splitlines())
     for note in result.notes:
         _note(Path(args.cluster).name, note)
-    sys.stdout.write(render(result, args.output, args.explain))
+    if args.output == "table":
+        for line in settled_notes(cluster.settled):
+            _note(Path(args.cluster).name, line)
+    sys.stdout.write(render(result, args.output, args.explain, cluster.settled))
     return 0
 
 

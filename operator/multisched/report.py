@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import yaml
 
+from multisched.scheduler.settle import Settlement
 from multisched.scheduler.simulate import Placement, SimulationResult
 
 
@@ -63,17 +65,49 @@ def _explain(p: Placement) -> dict[str, Any]:
     return out
 
 
-def render(result: SimulationResult, fmt: str, explain: bool) -> str:
+def render(
+    result: SimulationResult, fmt: str, explain: bool, settled: Sequence[Settlement] = ()
+) -> str:
+    """``settled``: what settling the input changed (``settled`` in yaml and json; the
+    table's notes are ``settled_notes``)."""
     records = as_records(result, explain)
+    data: dict[str, Any] = {"pods": records, "preempted": result.preempted}
+    if settled:
+        data["settled"] = [s.as_record() for s in settled]
     if fmt == "json":
-        return json.dumps({"pods": records, "preempted": result.preempted}, indent=2) + "\n"
+        return json.dumps(data, indent=2) + "\n"
     if fmt == "yaml":
-        return str(
-            yaml.safe_dump(
-                {"pods": records, "preempted": result.preempted}, sort_keys=False, width=1000
-            )
-        )
+        return str(yaml.safe_dump(data, sort_keys=False, width=1000))
     return _table(records, result)
+
+
+#: Per kind of settling change: what was done, as a note says it.
+_SETTLED_DONE = {
+    "bound": "completes the bindings written in the input and binds Immediate claims",
+    "phase": "sets the phases of PVs and claims",
+    "provisioned": "provisions a PV for each claim that waits for one",
+    "default-class": "gives claims without a class the default StorageClass",
+    "label-keys": "merges pods' matchLabelKeys/mismatchLabelKeys into their label selectors",
+}
+#: Objects a note names before "and N more".
+_NOTE_NAMES = 4
+
+
+def settled_notes(settled: Sequence[Settlement]) -> list[str]:
+    """One line per kind of change: who made it, what, and the objects it touched."""
+    kinds: dict[str, list[Settlement]] = {}
+    for change in settled:
+        kinds.setdefault(change.kind, []).append(change)
+    lines = []
+    for kind, changes in kinds.items():
+        names = [c.object for c in changes[:_NOTE_NAMES]]
+        if len(changes) > _NOTE_NAMES:
+            names.append(f"and {len(changes) - _NOTE_NAMES} more")
+        lines.append(
+            f"settled before scheduling, as on a cluster: {changes[0].by} "
+            f"{_SETTLED_DONE.get(kind, kind)} ({', '.join(names)}; -o yaml shows each change)"
+        )
+    return lines
 
 
 def _table(records: list[dict[str, Any]], result: SimulationResult) -> str:

@@ -18,6 +18,7 @@ from chart_support import CHART, Manifest, by_kind
 from multisched.cache import Cache, PodInfo
 from multisched.operator.metrics import Metrics
 from multisched.queue import SchedulingQueue
+from multisched.scheduler.introspect import EngineView
 
 Render = Callable[..., list[Manifest]]
 ENABLED = ("grafanaDashboard.enabled=true", "prometheusRule.enabled=true")
@@ -34,7 +35,7 @@ def exported_metric_names() -> set[str]:
     metrics = Metrics()
     queue = SchedulingQueue(lambda a, b: a.timestamp < b.timestamp)
     queue.add(PodInfo.parse(pod_dict("p", scheduler_name="p")))
-    metrics.track_scheduler(queue, Cache())
+    metrics.track_scheduler(EngineView(queue, Cache()))
     metrics.track_profiles(lambda: {"p": True})
     metrics.attempt("p", "unschedulable", 0.001)
     metrics.algorithm(0.001)

@@ -78,8 +78,7 @@ spec:
         "error: cluster.yaml: document 3 (Pod default/p1): spec.topologySpreadConstraints[0]"
         '.whenUnsatisfiable: Unsupported value: "Foo": supported values: "DoNotSchedule", '
         '"ScheduleAnyway"',
-        'error: cluster.yaml: document 4 (Node n1): metadata.name: Duplicate value: "n1": '
-        "also document 2",
+        'error: cluster.yaml: document 4 (Node n1): nodes "n1" already exists (also document 2)',
     ]
 
 

@@ -187,10 +187,9 @@ def test_a_read_write_once_pod_claim_in_use_keeps_a_second_pod_out(
         "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode "
         "already in-use by another pod (VolumeRestrictions)"
     )
-    # The claim's bound local PV narrowed the nodes to rwop-a in PreFilter, as upstream.
-    assert verdicts["rwop-b"] == (
-        "node(s) didn't satisfy plugin(s) [VolumeBinding] (VolumeBinding)"
-    )
+    # v1.37 does not narrow to the bound local PV's node (no GetEligibleNodes): every node
+    # meets the claim's ReadWriteOncePod conflict.
+    assert verdicts["rwop-b"] == verdicts["rwop-a"]
 
 
 def test_a_csinode_limit_of_one_keeps_a_second_csi_volume_off_the_node(

@@ -31,7 +31,7 @@ from multisched.framework import (
     Registry,
     Status,
 )
-from multisched.queue.events import ADD, NODE, WILDCARD_EVENT, ClusterEvent
+from multisched.framework.events import ADD, NODE, WILDCARD_EVENT, ClusterEvent
 
 Log = list[str]
 _ASYNC = frozenset({"post_filter", "pre_bind", "bind"})

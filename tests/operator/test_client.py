@@ -16,15 +16,9 @@ from kubernetes_asyncio import client as k8s
 from builders import make_pod, pod_dict
 from multisched.cache import PodInfo
 from multisched.framework import ApiUnavailable, BindingConflict
-from multisched.operator.client import (
-    MERGE_PATCH,
-    Api,
-    ApiError,
-    ApiUnreachable,
-    KubeClient,
-    NotLeader,
-)
+from multisched.operator.client import ApiUnreachable, KubeClient, NotLeader
 from multisched.operator.depth import allow_api_depth
+from multisched.transport import MERGE_PATCH, Api, ApiError
 
 
 @pytest.fixture
@@ -507,7 +501,7 @@ async def test_an_event_already_stored_under_its_name_is_no_error(
         "metadata": {"namespace": "default", "name": "web.17f"},
         "involvedObject": {"kind": "Pod", "name": "web"},
     }
-    assert await client.create_event(body) == "web.17f"
+    assert await client.writes.create_event(body) == "web.17f"
     (req,) = writes(kmock)
     assert req.data["metadata"]["name"] == "web.17f"
 
@@ -518,7 +512,7 @@ async def test_other_event_refusals_stay_errors(
     kmock[lambda r: r.method == "POST" and "/events" in str(r.url)] << answer(403)
     body = {"metadata": {"namespace": "default"}, "involvedObject": {"kind": "Pod", "name": "w"}}
     with pytest.raises(ApiError):
-        await client.create_event(body)
+        await client.writes.create_event(body)
 
 
 @pytest.mark.parametrize("status", [429, 503])

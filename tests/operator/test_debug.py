@@ -20,11 +20,12 @@ from kmock_support import answer_reviews
 from multisched.cache import Cache
 from multisched.cache.comparer import compare
 from multisched.cli import build_parser
+from multisched.framework.events import ADD as ACTION_ADD
+from multisched.framework.events import NODE, NODE_ADD, UPDATE_NODE_LABEL, ClusterEvent
 from multisched.live import queue as queue_cli
 from multisched.operator import debug
 from multisched.queue import SchedulingQueue
-from multisched.queue.events import ADD as ACTION_ADD
-from multisched.queue.events import NODE, NODE_ADD, UPDATE_NODE_LABEL, ClusterEvent
+from multisched.scheduler.introspect import EngineView
 from ports import free_port
 
 SCHED = "my-scheduler"
@@ -54,7 +55,7 @@ def test_queue_view_follows_a_pod_from_failure_to_wakeup() -> None:
     assert qpi is not None and qpi.pod.name == "web"
     message = "0/3 nodes are available: 3 Insufficient cpu."
     q.add_unschedulable(qpi, {"NodeResourcesFit"}, message=message)
-    view = debug.queue_view(q, Cache(), leading=True)
+    view = debug.queue_view(EngineView(q, Cache()), leading=True)
     assert view["profiles"] == {
         SCHED: {"active": 0, "backoff": 0, "unschedulable": 1, "gated": 1, "in-flight": 0}
     }
@@ -70,7 +71,7 @@ def test_queue_view_follows_a_pod_from_failure_to_wakeup() -> None:
     # A node arrives: the pod moves, and says what moved it. Its backoff (1 s) is not over.
     now[0] = 100.5
     q.move_all_to_active_or_backoff(NODE_ADD)
-    (web,) = debug.queue_view(q, Cache(), leading=True, pod="default/web")["pods"]
+    (web,) = debug.queue_view(EngineView(q, Cache()), leading=True, pod="default/web")["pods"]
     assert (web["queue"], web["wokenBy"]) == ("backoff", "NodeAdd")
     assert web["backoffRemainingSeconds"] == pytest.approx(0.5)
     assert web["wokenAt"] is not None and web["firstSeen"] is not None
@@ -84,11 +85,11 @@ def test_an_event_no_rejecting_plugin_registered_moves_nothing_and_says_so() -> 
     assert qpi is not None
     q.add_unschedulable(qpi, {"NodeResourcesFit"}, message="no room")
     q.move_all_to_active_or_backoff("AssignedPodDelete")  # Fit did not register it
-    (web,) = debug.queue_view(q, Cache(), leading=True)["pods"]
+    (web,) = debug.queue_view(EngineView(q, Cache()), leading=True)["pods"]
     assert (web["queue"], web["wokenBy"]) == ("unschedulable", None)
     # A plugin the queue knows nothing of may be helped by anything, as upstream.
     q.plugin_events = {}
-    (web,) = debug.queue_view(q, Cache(), leading=True)["pods"]
+    (web,) = debug.queue_view(EngineView(q, Cache()), leading=True)["pods"]
     assert web["waitingFor"] == ["*"]
 
 
@@ -96,10 +97,10 @@ def test_a_pod_outside_the_queue_says_where_it_is() -> None:
     q = _queue([0.0])
     cache = Cache()
     cache.assume_pod(make_pod("web"), "n1")
-    view = debug.queue_view(q, cache, leading=False, pod="default/web")
+    view = debug.queue_view(EngineView(q, cache), leading=False, pod="default/web")
     assert view["pods"] == []
     assert view["notQueued"] == "pod default/web is not in the queue: it is assumed on n1"
-    view = debug.queue_view(q, cache, leading=False, pod="default/other")
+    view = debug.queue_view(EngineView(q, cache), leading=False, pod="default/other")
     assert "unknown to this scheduler" in view["notQueued"]
 
 
@@ -107,7 +108,7 @@ def test_queue_view_is_bounded_but_counts_everything() -> None:
     q = _queue([0.0])
     for i in range(5):
         q.add(make_pod(f"p{i}", scheduler_name=SCHED))
-    view = debug.queue_view(q, Cache(), leading=True, limit=2)
+    view = debug.queue_view(EngineView(q, Cache()), leading=True, limit=2)
     assert len(view["pods"]) == 2 and view["truncated"] == 3
     assert view["profiles"][SCHED]["active"] == 5
 

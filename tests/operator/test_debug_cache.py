@@ -23,6 +23,8 @@ from multisched.cache import Cache, PodInfo
 from multisched.cache.comparer import CacheDiff
 from multisched.operator import debug
 from multisched.operator.intake import ASSIGNED_PODS
+from multisched.queue import SchedulingQueue
+from multisched.scheduler.introspect import EngineView
 from multisched.transport import METADATA_ONLY
 from ports import free_port
 
@@ -156,12 +158,17 @@ def cache_of(api: PagedApi) -> Cache:
     return cache
 
 
+def engine_of(cache: Cache) -> EngineView:
+    """The engine's view of ``cache`` (its queue plays no part in a comparison)."""
+    return EngineView(SchedulingQueue(lambda a, b: a.timestamp < b.timestamp), cache)
+
+
 async def measured(cache: Cache, client: k8s.ApiClient) -> tuple[CacheDiff, int]:
     """A comparison, and how far it took the traced memory above where it started."""
     tracemalloc.start()
     try:
         resting = tracemalloc.get_traced_memory()[0]
-        diff = await debug.compare_with_api(cache, client)
+        diff = await debug.compare_with_api(engine_of(cache), client)
         return diff, tracemalloc.get_traced_memory()[1] - resting
     finally:
         tracemalloc.stop()
@@ -174,7 +181,7 @@ async def test_comparing_10000_pods_stays_within_50_mb_and_finds_every_differenc
     cache = cache_of(api)
     pods = api.objects["/api/v1/pods"]
     listed = len(json.dumps(pods))  # what one unpaged list of them would be, undecoded
-    await debug.compare_with_api(cache, client)  # the server encodes its pages once
+    await debug.compare_with_api(engine_of(cache), client)  # the server encodes its pages once
     api.queries.clear()
 
     diff, peak = await measured(cache, client)
@@ -203,7 +210,7 @@ async def test_a_server_without_metadata_only_lists_gets_whole_nodes(
     api.metadata_only = False
     cache = Cache()
     cache.add_node(api.objects["/api/v1/nodes"][0])
-    diff = await debug.compare_with_api(cache, client)
+    diff = await debug.compare_with_api(engine_of(cache), client)
     assert diff.missed_nodes == [f"node-{i:05d}" for i in range(1, NODES)]
     assert [q[2] for q in api.queries if q[0] == "/api/v1/nodes"][:2] == [
         METADATA_ONLY,
@@ -221,10 +228,10 @@ async def test_a_second_concurrent_comparison_is_told_to_retry(
     release = asyncio.Event()
     compare_with_api = debug.compare_with_api
 
-    async def slow_compare(cache: Cache, client: k8s.ApiClient) -> CacheDiff:
+    async def slow_compare(engine: EngineView, client: k8s.ApiClient) -> CacheDiff:
         listing.set()
         await release.wait()
-        return await compare_with_api(cache, client)
+        return await compare_with_api(engine, client)
 
     monkeypatch.setattr(debug, "compare_with_api", slow_compare)
     port = free_port()

@@ -1,5 +1,5 @@
 """The operator's event handlers reach the engine through ``EngineFeed`` alone, and the
-Scheduler implements every call of it."""
+Scheduler's feed implements every call of it."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any, cast
 
 from builders import node_dict, pod_dict
 from multisched.operator.event_handlers import ClusterEventHandlers
-from multisched.scheduler import Scheduler
+from multisched.scheduler.event_handlers import EventHandlers
 from multisched.scheduler.feed import EngineFeed
 
 SERVED = "mine"
@@ -40,7 +40,7 @@ def test_the_scheduler_implements_every_feed_call() -> None:
     assert "on_pod" in FEED_CALLS and "on_group_object" in FEED_CALLS
     for name in FEED_CALLS:
         expected = inspect.signature(getattr(EngineFeed, name))
-        assert inspect.signature(getattr(Scheduler, name)) == expected, name
+        assert inspect.signature(getattr(EventHandlers, name)) == expected, name
 
 
 async def test_watch_events_become_feed_calls_and_nothing_else() -> None:

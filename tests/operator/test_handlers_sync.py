@@ -15,12 +15,11 @@ from kubernetes_asyncio import client as k8s
 from builders import pod_dict
 from kmock_support import declare_kinds, namespaces_listable
 from multisched.operator import handlers_sync
-from multisched.operator.client import Api
 from multisched.operator.handlers_sync import HandlersSync, pending_lister
 from multisched.operator.options import Options
 from multisched.operator.runtime import Runtime
 from multisched.scheduler import default_registry
-from multisched.transport import METADATA_ONLY, ApiError
+from multisched.transport import METADATA_ONLY, Api, ApiError
 
 
 class Lister:

@@ -3,22 +3,34 @@
 from __future__ import annotations
 
 import logging
-import ssl
 from collections.abc import AsyncIterator
 
+import aiohttp
 import pytest
-from aiohttp import web
-from aiohttp.test_utils import TestClient, TestServer
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from builders import pod_dict
 from multisched.cache import Cache, PodInfo
 from multisched.operator.health import HealthServer
 from multisched.operator.metrics import Metrics
-from multisched.operator.secure import SecureServer, UserInfo
+from multisched.operator.secure import SecureServer, UserInfo, serving_context
 from multisched.queue import SchedulingQueue
+from multisched.scheduler.introspect import EngineView
+from multisched.transport.serving import Reply, Request
 
-Client = TestClient[web.Request, web.Application]
+
+class Client:
+    """GETs to the probes' server, and to the secure port's under ``/secure``."""
+
+    def __init__(self, http: aiohttp.ClientSession, health: str, secure: str) -> None:
+        self.http, self.health, self.secure = http, health, secure
+
+    async def get(self, path: str) -> aiohttp.ClientResponse:
+        secure = path.startswith("/secure/")
+        url = self.secure + path.removeprefix("/secure") if secure else self.health + path
+        resp = await self.http.get(url, ssl=False)
+        await resp.read()
+        return resp
 
 
 class AllowAll:
@@ -41,18 +53,28 @@ async def http() -> AsyncIterator[tuple[Client, Metrics, list[bool]]]:
     )
     for name in ("a", "b", "gated-1", "gated-2", "gated-3"):
         queue.add(PodInfo.parse(pod_dict(name, scheduler_name="s")))
-    metrics.track_scheduler(queue, Cache())
+    metrics.track_scheduler(EngineView(queue, Cache()))
     synced = [False]
-    health = HealthServer("127.0.0.1", 0, ready=lambda: synced[0]).app()
+    health = HealthServer("127.0.0.1", 0, ready=lambda: synced[0])
 
-    async def serve_metrics(request: web.Request) -> web.Response:
-        return web.Response(body=metrics.render(), headers={"Content-Type": CONTENT_TYPE_LATEST})
+    async def serve_metrics(request: Request) -> Reply:
+        return Reply(body=metrics.render(), headers={"Content-Type": CONTENT_TYPE_LATEST})
 
-    secure = SecureServer("127.0.0.1", 0, ssl.create_default_context(), AllowAll(), {})
-    secure.routes["/metrics"] = serve_metrics
-    health.add_subapp("/secure", secure.app())
-    async with TestClient(TestServer(health)) as client:
-        yield client, metrics, synced
+    secure = SecureServer(
+        "127.0.0.1", 0, serving_context(None, None), AllowAll(), {"/metrics": serve_metrics}
+    )
+    await health.start()
+    await secure.start()
+    try:
+        async with aiohttp.ClientSession() as http:
+            yield (
+                Client(http, f"http://127.0.0.1:{health.port}", f"https://127.0.0.1:{secure.port}"),
+                metrics,
+                synced,
+            )
+    finally:
+        await secure.stop()
+        await health.stop()
 
 
 async def test_healthz_answers_while_readyz_waits_for_the_caches(

@@ -15,11 +15,13 @@ from kubernetes_asyncio import client as k8s
 
 from kmock_support import declare_kinds, namespaces_listable
 from multisched import heap
+from multisched.cache import Cache
 from multisched.operator import runtime as runtime_module
-from multisched.operator.client import Api
 from multisched.operator.options import Options
 from multisched.operator.runtime import Runtime
 from multisched.scheduler import default_registry
+from multisched.scheduler.introspect import EngineView
+from multisched.transport import Api
 
 
 @pytest.fixture
@@ -215,7 +217,7 @@ async def test_the_heap_is_frozen_only_once_the_scheduler_has_been_quiet(
     bursts: a full collection would hold up its pods."""
     monkeypatch.setattr(runtime_module, "SYNCED_HOOK_QUIET_SECONDS", 0.1)
     queue = _BurstyQueue(busy_for=0.3)
-    fake = SimpleNamespace(scheduler=SimpleNamespace(queue=queue))
+    fake = SimpleNamespace(engine=EngineView(queue, Cache()))  # type: ignore[arg-type]
     loop = asyncio.get_running_loop()
     frozen_at: list[float] = []
     await Runtime._when_idle(fake, lambda: frozen_at.append(loop.time()))  # type: ignore[arg-type]
@@ -229,11 +231,8 @@ async def test_a_queue_that_never_runs_dry_freezes_at_the_latest_deadline(
 ) -> None:
     monkeypatch.setattr(runtime_module, "SYNCED_HOOK_QUIET_SECONDS", 0.01)
     monkeypatch.setattr(runtime_module, "SYNCED_HOOK_MAX_DELAY_SECONDS", 0.05)
-    fake = SimpleNamespace(
-        scheduler=SimpleNamespace(
-            queue=SimpleNamespace(has_active=lambda: True, scheduling_cycle=0)
-        )
-    )
+    queue = SimpleNamespace(has_active=lambda: True, scheduling_cycle=0)
+    fake = SimpleNamespace(engine=EngineView(queue, Cache()))  # type: ignore[arg-type]
     calls: list[bool] = []
     await asyncio.wait_for(Runtime._when_idle(fake, lambda: calls.append(True)), 2)  # type: ignore[arg-type]
     assert calls == [True]

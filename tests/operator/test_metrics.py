@@ -15,6 +15,7 @@ from multisched.config import parse_scheduler_profile_spec, resolve
 from multisched.operator.metrics import Metrics
 from multisched.queue import SchedulingQueue
 from multisched.scheduler import Scheduler, default_registry
+from multisched.scheduler.introspect import EngineView
 
 
 def go_exponential_buckets(start: float, factor: float, count: int) -> list[float]:
@@ -157,7 +158,7 @@ def fire_every_hook(metrics: Metrics) -> None:
     qpi = queue.pop_nowait()
     assert qpi is not None
     queue.add_unschedulable(qpi, {"NodeResourcesFit"})
-    metrics.track_scheduler(queue, Cache())
+    metrics.track_scheduler(EngineView(queue, Cache()))
     metrics.track_profiles(lambda: {"s": True})
     metrics.attempt("s", "unschedulable", 0.002)
     metrics.algorithm(0.001)
@@ -239,7 +240,7 @@ def scheduler() -> Iterator[tuple[Scheduler, Metrics, FakeClient, Clock]]:
     client = FakeClient()
     clock = Clock()
     sched = Scheduler(config, registry, cache=Cache(), client=client, observer=metrics, clock=clock)
-    metrics.track_scheduler(sched.queue, sched.cache)
+    metrics.track_scheduler(EngineView.of(sched))
     yield sched, metrics, client, clock
 
 
@@ -251,7 +252,7 @@ async def schedule_next(sched: Scheduler) -> None:
 
 
 def add_pod(sched: Scheduler, name: str, **kw: Any) -> None:
-    sched.on_pod(PodInfo.parse(pod_dict(name, scheduler_name="s", **kw)))
+    sched.feed.on_pod(PodInfo.parse(pod_dict(name, scheduler_name="s", **kw)))
 
 
 def attempts(metrics: Metrics) -> dict[str, float]:
@@ -275,8 +276,8 @@ async def test_a_bound_pod_is_one_scheduled_attempt(
     scheduler: tuple[Scheduler, Metrics, FakeClient, Clock],
 ) -> None:
     sched, metrics, _, clock = scheduler
-    sched.on_node(node_dict("n1", cpu="2"))
-    sched.on_node(node_dict("n2", cpu="4"))
+    sched.feed.on_node(node_dict("n1", cpu="2"))
+    sched.feed.on_node(node_dict("n2", cpu="4"))
     add_pod(sched, "web", requests={"cpu": "1"})
     clock.now += 3  # waits in activeQ: part of the SLI, not of the attempt
     await schedule_next(sched)
@@ -316,7 +317,7 @@ async def test_an_unschedulable_pod_is_one_unschedulable_attempt_and_waits_in_th
     scheduler: tuple[Scheduler, Metrics, FakeClient, Clock],
 ) -> None:
     sched, metrics, _, _ = scheduler
-    sched.on_node(node_dict("n1", cpu="2"))
+    sched.feed.on_node(node_dict("n1", cpu="2"))
     add_pod(sched, "big", requests={"cpu": "64"})
     await schedule_next(sched)
     assert attempts(metrics) == {"scheduled": 0, "unschedulable": 1, "error": 0}
@@ -347,7 +348,7 @@ async def test_a_failed_binding_is_one_error_attempt_not_a_scheduled_one(
     scheduler: tuple[Scheduler, Metrics, FakeClient, Clock],
 ) -> None:
     sched, metrics, client, _ = scheduler
-    sched.on_node(node_dict("n1", cpu="2"))
+    sched.feed.on_node(node_dict("n1", cpu="2"))
     client.bind_error = RuntimeError("etcdserver: request timed out")
     add_pod(sched, "web", requests={"cpu": "1"})
     await schedule_next(sched)
@@ -362,7 +363,7 @@ async def test_pending_pods_by_queue(
     scheduler: tuple[Scheduler, Metrics, FakeClient, Clock],
 ) -> None:
     sched, metrics, client, _ = scheduler
-    sched.on_node(node_dict("n1", cpu="2"))
+    sched.feed.on_node(node_dict("n1", cpu="2"))
     client.bind_error = RuntimeError("etcdserver: request timed out")
     add_pod(sched, "a-erring", requests={"cpu": "1"})
     await schedule_next(sched)  # an error: to backoffQ
@@ -389,8 +390,10 @@ async def test_preemption_counts_its_attempt_and_victims(
     scheduler: tuple[Scheduler, Metrics, FakeClient, Clock],
 ) -> None:
     sched, metrics, client, _ = scheduler
-    sched.on_node(node_dict("n1", cpu="2"))
-    sched.on_pod(PodInfo.parse(pod_dict("low", node_name="n1", priority=0, requests={"cpu": "2"})))
+    sched.feed.on_node(node_dict("n1", cpu="2"))
+    sched.feed.on_pod(
+        PodInfo.parse(pod_dict("low", node_name="n1", priority=0, requests={"cpu": "2"}))
+    )
     add_pod(sched, "high", priority=100, requests={"cpu": "1"})
     await schedule_next(sched)
     assert client.deleted == ["low"]
@@ -404,14 +407,14 @@ async def test_a_pod_bound_after_the_pools_timeout_is_counted_after_flush(
     scheduler: tuple[Scheduler, Metrics, FakeClient, Clock],
 ) -> None:
     sched, metrics, _, clock = scheduler
-    sched.on_node(node_dict("n1", cpu="2"))
+    sched.feed.on_node(node_dict("n1", cpu="2"))
     add_pod(sched, "fits", requests={"cpu": "1"})
     await schedule_next(sched)
     add_pod(sched, "big", requests={"cpu": "3"})
     await schedule_next(sched)  # to the pool, for an event that never comes
     clock.now += 301
     assert sched.queue.flush_unschedulable_left_over() == 1
-    sched.on_node(node_dict("n2", cpu="4"))
+    sched.feed.on_node(node_dict("n2", cpu="4"))
     await schedule_next(sched)
     assert attempts(metrics) == {"scheduled": 2, "unschedulable": 1, "error": 0}
     assert value(metrics, "scheduler_pod_scheduled_after_flush_total") == 1

@@ -15,10 +15,10 @@ from kubernetes_asyncio import client as k8s
 from builders import node_dict, pod_dict
 from multisched.cache import Cache, PodInfo
 from multisched.config import parse_scheduler_profile_spec, resolve
-from multisched.operator.client import Api, KubeClient
-from multisched.operator.recorder import Reachability
+from multisched.operator.client import KubeClient
 from multisched.scheduler import Scheduler, default_registry
 from multisched.scheduler.scheduler import MAX_CONCURRENT_BINDS
+from multisched.transport import Api, Reachability
 
 
 class Clock:
@@ -60,12 +60,12 @@ async def test_a_burst_through_an_outage_logs_two_lines_and_binds_everything(
     config = resolve(parse_scheduler_profile_spec({"profiles": [{"schedulerName": "s"}]}), registry)
     clock = Clock()
     sched = Scheduler(config, registry, cache=Cache(), client=kube, events=kube, clock=clock)
-    sched.on_node(node_dict("n1", cpu="64"))
+    sched.feed.on_node(node_dict("n1", cpu="64"))
     pods = [PodInfo.parse(pod_dict(f"p{i}", scheduler_name="s")) for i in range(30)]
     try:
         for pod in pods:
             pending[pod.uid] = pod
-            sched.on_pod(pod)
+            sched.feed.on_pod(pod)
         await drain(sched)
         # Nothing was sent, so nothing stays assumed; every pod waits out its backoff.
         assert all(sched.queue.where(p.uid) == "backoff" for p in pods)
@@ -124,11 +124,11 @@ async def test_scheduled_events_keep_pace_with_a_backlogs_bindings() -> None:
     registry = default_registry(load_entry_points=False)
     config = resolve(parse_scheduler_profile_spec({"profiles": [{"schedulerName": "s"}]}), registry)
     sched = Scheduler(config, registry, cache=Cache(), client=kube, events=kube)
-    sched.on_node(node_dict("n1", cpu="640", memory="640Gi", pods="1000"))
+    sched.feed.on_node(node_dict("n1", cpu="640", memory="640Gi", pods="1000"))
     count = 10 * MAX_CONCURRENT_BINDS
     try:
         for i in range(count):
-            sched.on_pod(PodInfo.parse(pod_dict(f"p{i}", scheduler_name="s")))
+            sched.feed.on_pod(PodInfo.parse(pod_dict(f"p{i}", scheduler_name="s")))
         await drain(sched)
         assert api.bindings == count
         # What is left is about the last round's events (one latency behind its bindings).
@@ -151,11 +151,11 @@ async def test_an_unschedulable_burst_keeps_every_pods_condition_and_event() -> 
     registry = default_registry(load_entry_points=False)
     config = resolve(parse_scheduler_profile_spec({"profiles": [{"schedulerName": "s"}]}), registry)
     sched = Scheduler(config, registry, cache=Cache(), client=kube, events=kube)
-    sched.on_node(node_dict("n1", cpu="1", memory="1Gi"))
+    sched.feed.on_node(node_dict("n1", cpu="1", memory="1Gi"))
     count = 1500  # 3,000 jobs: beyond the queue's 1,000
     try:
         for i in range(count):
-            sched.on_pod(
+            sched.feed.on_pod(
                 PodInfo.parse(pod_dict(f"p{i}", scheduler_name="s", requests={"cpu": "2"}))
             )
         await drain(sched)

@@ -9,9 +9,9 @@ from typing import Any
 from builders import node_dict, pod_dict
 from multisched.cache import Cache, PodInfo
 from multisched.config import parse_scheduler_profile_spec, resolve
-from multisched.operator.client import Api, KubeClient
-from multisched.operator.recorder import Reachability
+from multisched.operator.client import KubeClient
 from multisched.scheduler import Scheduler, default_registry
+from multisched.transport import Api, Reachability
 
 
 class RecordingApi(Api):
@@ -30,10 +30,10 @@ async def test_a_preemptor_is_nominated_in_the_patch_that_reports_it() -> None:
     registry = default_registry(load_entry_points=False)
     config = resolve(parse_scheduler_profile_spec({"profiles": [{"schedulerName": "s"}]}), registry)
     sched = Scheduler(config, registry, cache=Cache(), client=kube, events=kube)
-    sched.on_node(node_dict("n1", cpu="2", memory="4Gi"))
+    sched.feed.on_node(node_dict("n1", cpu="2", memory="4Gi"))
     victim = pod_dict("low", node_name="n1", priority=0, requests={"cpu": "2"})
-    sched.on_pod(PodInfo.parse(victim))
-    sched.on_pod(
+    sched.feed.on_pod(PodInfo.parse(victim))
+    sched.feed.on_pod(
         PodInfo.parse(pod_dict("high", scheduler_name="s", priority=100, requests={"cpu": "1"}))
     )
     try:

@@ -101,6 +101,32 @@ def test_a_plugin_that_fails_to_start_is_an_invalid_configuration() -> None:
     assert "failed to start" in verdict.message
 
 
+def test_a_plugin_without_all_of_its_points_methods_is_an_invalid_configuration() -> None:
+    class HalfReserve:  # a user's plugin: ReservePlugin asks for unreserve too
+        name = "HalfReserve"
+
+        def __init__(self, args: Any, handle: Any) -> None:
+            pass
+
+        def reserve(self, state: Any, pod: Any, node_name: str) -> None:
+            return None
+
+    registry = default_registry(load_entry_points=False)
+    registry.register(HalfReserve)
+    book = ProfileBook(registry, Scheduler(ResolvedConfig(profiles=()), registry).build_profiles)
+    spec = {
+        "profiles": [
+            {"schedulerName": "x", "plugins": {"reserve": {"enabled": [{"name": "HalfReserve"}]}}}
+        ]
+    }
+    book.observe(obj("a", spec))
+    verdict = book.combine().verdicts["a"]
+    assert (verdict.ready, verdict.reason) == (False, "InvalidConfiguration")
+    assert verdict.message == (
+        "profile x: plugin HalfReserve does not implement reserve: it has no unreserve"
+    )
+
+
 @pytest.mark.parametrize("order", [("older", "newer"), ("newer", "older")])
 def test_the_older_object_keeps_a_contested_name(book: ProfileBook, order: tuple[str, str]) -> None:
     objects = {

@@ -10,21 +10,22 @@ from typing import Any
 
 import pytest
 
-from multisched.framework import ApiUnavailable
+from builders import pod_dict
+from multisched.cache import PodInfo
 from multisched.operator.recorder import (
     DROP_WARNING_SECONDS,
     SPAM_BURST,
     SPAM_REFILL_SECONDS,
-    Reachability,
     Recorder,
 )
-from multisched.transport import ApiError
+from multisched.transport import ApiError, Reachability, Unreachable
 
 
 class Sink:
     def __init__(self) -> None:
         self.created: list[dict[str, Any]] = []
         self.patched: list[tuple[str, dict[str, Any]]] = []
+        self.statuses: list[tuple[str, dict[str, Any]]] = []
         self.down = 0  # fail this many sends as unreachable
         self.refuse: Exception | None = None
         self._names = itertools.count()
@@ -32,7 +33,7 @@ class Sink:
     def _maybe_fail(self) -> None:
         if self.down:
             self.down -= 1
-            raise ApiUnavailable("connection refused", maybe_sent=False)
+            raise Unreachable("connection refused", maybe_sent=False)
         if self.refuse is not None:
             raise self.refuse
 
@@ -44,6 +45,10 @@ class Sink:
     async def patch_event(self, namespace: str, name: str, patch: dict[str, Any]) -> None:
         self._maybe_fail()
         self.patched.append((name, patch))
+
+    async def patch_pod_status(self, namespace: str, name: str, status: dict[str, Any]) -> None:
+        self._maybe_fail()
+        self.statuses.append((f"{namespace}/{name}", status))
 
 
 class Clock:
@@ -338,7 +343,7 @@ class StoringSink(Sink):
         self.stored.setdefault(name, body)  # a second POST of one name is AlreadyExists
         if self.lose_answers:
             self.lose_answers -= 1
-            raise ApiUnavailable("connection reset after sending", maybe_sent=True)
+            raise Unreachable("connection reset after sending", maybe_sent=True)
         return str(name)
 
 
@@ -394,3 +399,32 @@ def test_an_answer_to_a_request_sent_before_the_outage_does_not_end_it(
         assert reach.reachable
     lines = [r.getMessage() for r in caplog.records]
     assert len(lines) == 2 and "unreachable" in lines[0] and "reachable again" in lines[1]
+
+
+async def test_a_pods_condition_and_nomination_go_out_in_one_patch_after_an_outage() -> None:
+    """The recorder writes a pod's status itself: what was recorded for it meanwhile goes
+    out in one patch, sent again after the API server was unreachable."""
+    sink = Sink()
+    pending = {"u-web"}
+    rec = recorder(sink, is_pending=lambda uid: uid in pending)
+    raw = pod_dict("web")
+    raw["metadata"]["uid"] = "u-web"
+    pod = PodInfo.parse(raw)
+    sink.down = 1
+    rec.record_status(pod, ("Unschedulable", "0/1 nodes are available"), None)
+    rec.record_status(pod, None, "node-1")
+    await asyncio.wait_for(rec.flush(), 5)
+    ((key, status),) = sink.statuses
+    assert key == "default/web" and status["nominatedNodeName"] == "node-1"
+    (condition,) = status["conditions"]
+    assert (condition["type"], condition["status"], condition["reason"]) == (
+        "PodScheduled",
+        "False",
+        "Unschedulable",
+    )
+    # A pod bound (or deleted) while its patch waited is not written.
+    pending.clear()
+    rec.record_status(pod, None, "node-2")
+    await asyncio.wait_for(rec.flush(), 5)
+    assert len(sink.statuses) == 1
+    await rec.close()

@@ -13,11 +13,11 @@ from kubernetes_asyncio import client as k8s
 from builders import node_dict, pod_dict
 from kmock_support import declare_kinds
 from multisched.cache import PodInfo
-from multisched.operator.client import Api
 from multisched.operator.options import Options
 from multisched.operator.runtime import Runtime
 from multisched.plugins.podtopologyspread.common import default_selector
 from multisched.scheduler import default_registry
+from multisched.transport import Api
 
 SCHED = "my-scheduler"
 

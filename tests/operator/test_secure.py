@@ -13,7 +13,6 @@ from typing import Any
 
 import aiohttp
 import pytest
-from aiohttp import web
 from cryptography import x509
 
 from multisched.operator.main import build_parser, options_from_args
@@ -21,7 +20,6 @@ from multisched.operator.options import Options
 from multisched.operator.secure import (
     ANONYMOUS,
     CachingReviewer,
-    KubeReviewer,
     Reviewer,
     ReviewThrottled,
     ReviewUnavailable,
@@ -32,6 +30,8 @@ from multisched.operator.secure import (
     service_dns_names,
     serving_context,
 )
+from multisched.transport.reviews import KubeReviewer
+from multisched.transport.serving import Reply, Request
 from strangers import flood
 
 
@@ -64,8 +64,8 @@ PROMETHEUS = UserInfo(
 )
 
 
-async def ok(request: web.Request) -> web.Response:
-    return web.Response(text="payload")
+async def ok(request: Request) -> Reply:
+    return Reply(body="payload")
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ from builders import PreemptingClient, make_pod, node_dict
 from multisched.cache import ELASTIC_QUOTA, Cache, NodeInfo, PodInfo, Resource
 from multisched.config.resolved import ResolvedConfig, ResolvedProfile
 from multisched.framework import Code, CycleState, Framework, Registry, Status
+from multisched.framework.events import ALL, ASSIGNED_POD_DELETE, DELETE, POD, ClusterEvent
 from multisched.plugins import builtin_plugins
 from multisched.plugins._preemption_victims import Pdb
 from multisched.plugins.capacityscheduling import (
@@ -43,7 +44,6 @@ from multisched.plugins.capacityscheduling import (
 from multisched.plugins.capacityscheduling.elastic_quota import parse_bounds
 from multisched.plugins.node_resources_fit import NodeResourcesFit
 from multisched.queue import PodNominator
-from multisched.queue.events import ALL, ASSIGNED_POD_DELETE, DELETE, POD, ClusterEvent
 from multisched.scheduler import Scheduler
 
 GPU = "nvidia.com/gpu"
@@ -925,11 +925,11 @@ class Api:
     async def bind(self, pod: PodInfo, node_name: str) -> None:
         raw = copy.deepcopy(pod.raw)
         raw["spec"]["nodeName"] = node_name
-        self.scheduler.on_pod(PodInfo.parse(raw))
+        self.scheduler.feed.on_pod(PodInfo.parse(raw))
 
     async def delete_pod(self, pod: PodInfo, reason: str) -> None:
         self.deleted.append(pod.name)
-        self.scheduler.on_pod_deleted(pod.uid)
+        self.scheduler.feed.on_pod_deleted(pod.uid)
 
     async def set_nominated_node(self, pod: PodInfo, node_name: str) -> None:
         pass
@@ -982,11 +982,11 @@ class Cluster:
         )
         self.api.sched = self.sched
         for q in quotas:
-            self.sched.on_group_object(ELASTIC_QUOTA, q)
+            self.sched.feed.on_group_object(ELASTIC_QUOTA, q)
 
     def add(self, *pods: PodInfo) -> None:
         for p in pods:
-            self.sched.on_pod(p)
+            self.sched.feed.on_pod(p)
 
     async def run(self) -> None:
         """Schedule until no pod is left to try: victims' deletions requeue the pods
@@ -1149,7 +1149,7 @@ async def test_max_holds_until_the_quota_is_raised() -> None:
     assert refused and refused[-1].pod.name == "p2"
     assert msg_over_max(refused[-1].pod, "ns1") in refused[-1].message
     raw = eq("ns1", 120, 1000, 120, 1000)
-    cluster.sched.on_group_object(ELASTIC_QUOTA, raw)
+    cluster.sched.feed.on_group_object(ELASTIC_QUOTA, raw)
     await cluster.run()
     assert cluster.running() == ["p0", "p1", "p2"]
 

@@ -17,6 +17,8 @@ from builders import make_pod, node_dict
 from multisched.cache import POD_GROUP, POD_GROUP_LABEL, Cache, PodInfo
 from multisched.config import ConfigError, parse_scheduler_profile_spec, resolve
 from multisched.framework import Code, CycleState, Status
+from multisched.framework.events import ADD, ASSIGNED_POD_ADD, POD, UPDATE, ClusterEvent
+from multisched.framework.queued_pod import QueuedPodInfo
 from multisched.plugins.coscheduling import (
     MSG_POST_FILTER_REJECTION,
     NAME,
@@ -27,8 +29,6 @@ from multisched.plugins.coscheduling import (
     PermitVerdict,
     check_cluster_resource,
 )
-from multisched.queue import QueuedPodInfo
-from multisched.queue.events import ADD, ASSIGNED_POD_ADD, POD, UPDATE, ClusterEvent
 from multisched.scheduler import Scheduler, default_registry
 
 #: A whole second: creationTimestamps are RFC 3339 to the second.
@@ -1011,15 +1011,15 @@ class Cluster:
         self.pods: dict[str, PodInfo] = {}
 
     def group(self, name: str, **kw: Any) -> None:
-        self.sched.on_group_object(POD_GROUP, pod_group(name, **kw))
+        self.sched.feed.on_group_object(POD_GROUP, pod_group(name, **kw))
 
     def add(self, name: str, group: str, **kw: Any) -> None:
         kw.setdefault("scheduler_name", "gang")
         self.pods[name] = member(name, group, requests={"cpu": "2"}, **kw)
-        self.sched.on_pod(self.pods[name])
+        self.sched.feed.on_pod(self.pods[name])
 
     def delete(self, name: str) -> None:
-        self.sched.on_pod_deleted(self.pods[name].uid)
+        self.sched.feed.on_pod_deleted(self.pods[name].uid)
 
     async def cycle(self) -> str | None:
         """One scheduling cycle, then let the binding cycles it woke run; the pod's name."""
@@ -1136,7 +1136,7 @@ async def test_queue_sort_keeps_gangs_together_older_group_first() -> None:
     cluster.group("old", min_member=2, created=NOW)
     for name, group in [("y-0", "young"), ("o-0", "old"), ("y-1", "young"), ("o-1", "old")]:
         cluster.add(name, group)
-    cluster.sched.on_pod(make_pod("lone", namespace="ns", scheduler_name="gang"))
+    cluster.sched.feed.on_pod(make_pod("lone", namespace="ns", scheduler_name="gang"))
     # The groups were created before the lone pod entered the queue (now, on the wall clock).
     assert await cluster.drain() == ["o-0", "o-1", "y-0", "y-1", "lone"]
     # The old gang never shared the node: it is placed, the young one fits nowhere.

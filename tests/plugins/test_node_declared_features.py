@@ -14,12 +14,12 @@ from multisched.cache import Cache, NodeInfo, PodInfo
 from multisched.cache.declared_features import DEFAULT_FRAMEWORK
 from multisched.config import parse_scheduler_profile_spec, resolve
 from multisched.framework import Code, CycleState
+from multisched.framework import events as ev
 from multisched.plugins.node_declared_features import (
     ERR_REASON_UNSATISFIED_REQUIREMENTS,
     PRE_FILTER_STATE_KEY,
     NodeDeclaredFeatures,
 )
-from multisched.queue import events as ev
 from multisched.scheduler import Scheduler, default_registry
 from multisched.scheduler.cluster_events import node_scheduling_properties_change
 
@@ -196,10 +196,10 @@ def test_the_default_profile_runs_it_last_among_the_filters() -> None:
 
 async def test_a_pod_lands_only_on_the_node_declaring_what_it_needs() -> None:
     sched = default_scheduler()
-    sched.on_node(node("plain", cpu="64"))  # roomier: every score prefers it
-    sched.on_node(node("featured", declared=[FEATURE_A], cpu="2"))
+    sched.feed.on_node(node("plain", cpu="64"))  # roomier: every score prefers it
+    sched.feed.on_node(node("featured", declared=[FEATURE_A], cpu="2"))
     pod = needing_a("restarter", scheduler_name="s")
-    sched.on_pod(pod)
+    sched.feed.on_pod(pod)
     qpi = sched.queue.pop_nowait()
     assert qpi is not None
     outcome = await sched.schedule_one(qpi)
@@ -209,10 +209,10 @@ async def test_a_pod_lands_only_on_the_node_declaring_what_it_needs() -> None:
 
 async def test_a_pod_no_node_can_take_waits_for_a_node_to_declare_the_feature() -> None:
     sched = default_scheduler()
-    sched.on_node(node("n1"))
-    sched.on_node(node("n2", declared=[FEATURE_B]))
+    sched.feed.on_node(node("n1"))
+    sched.feed.on_node(node("n2", declared=[FEATURE_B]))
     pod = needing_a("restarter", scheduler_name="s")
-    sched.on_pod(pod)
+    sched.feed.on_pod(pod)
     qpi = sched.queue.pop_nowait()
     assert qpi is not None
     outcome = await sched.schedule_one(qpi)
@@ -224,10 +224,10 @@ async def test_a_pod_no_node_can_take_waits_for_a_node_to_declare_the_feature() 
     assert sched.queue.where(pod.uid) == "unschedulable"
     # Relabelling a node cannot help it ...
     relabelled = node("n1", labels={"zone": "a"})
-    sched.on_node(relabelled)
+    sched.feed.on_node(relabelled)
     assert sched.queue.where(pod.uid) == "unschedulable"
     # ... a node declaring the feature can.
     upgraded = copy.deepcopy(relabelled)
     upgraded["status"]["declaredFeatures"] = [FEATURE_A]
-    sched.on_node(upgraded)
+    sched.feed.on_node(upgraded)
     assert sched.queue.where(pod.uid) in ("active", "backoff")

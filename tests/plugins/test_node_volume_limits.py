@@ -14,13 +14,7 @@ import pytest
 from builders import make_node, make_pod
 from multisched.cache import Cache, NodeInfo, PodInfo
 from multisched.framework import Code, CycleState, Status
-from multisched.plugins.nodevolumelimits import (
-    ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED,
-    NodeVolumeLimits,
-    driver_not_installed,
-)
-from multisched.plugins.nodevolumelimits.migration import ebs_volume_id, gce_volume_id
-from multisched.queue.events import (
+from multisched.framework.events import (
     ASSIGNED_POD_DELETE,
     CSI_NODE_ADD,
     CSI_NODE_UPDATE,
@@ -28,6 +22,12 @@ from multisched.queue.events import (
     PVC_UPDATE,
     VOLUME_ATTACHMENT_DELETE,
 )
+from multisched.plugins.nodevolumelimits import (
+    ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED,
+    NodeVolumeLimits,
+    driver_not_installed,
+)
+from multisched.plugins.nodevolumelimits.migration import ebs_volume_id, gce_volume_id
 from volume_support import claim, csi_node, node, pod, pv, run, storage_class
 
 EBS = "ebs.csi.aws.com"

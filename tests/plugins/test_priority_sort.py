@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from builders import make_pod
+from multisched.framework.queued_pod import QueuedPodInfo
 from multisched.plugins.priority_sort import PrioritySort
-from multisched.queue.queued_pod import QueuedPodInfo
 
 LOW, HIGH = 10, 100
 T1, T2 = 1000.0, 1001.0

@@ -8,12 +8,13 @@ import pkgutil
 import pytest
 
 import multisched.plugins
-from multisched.framework import EXTENSION_METHODS, PluginEntry, Registry
+from multisched.framework import PluginEntry, Registry
+from multisched.framework.interfaces import POINT_PROTOCOLS
 from multisched.plugins import builtin_plugins
 from multisched.plugins.registry import (
     BATCH_FILTER,
     BATCH_SCORE,
-    BY_EXTENSION_POINT,
+    BY_PROTOCOL,
     ENQUEUE_EXTENSIONS,
     NORMALIZE_SCORE,
     in_tree_plugins,
@@ -82,15 +83,18 @@ def test_helper_modules_define_no_plugin() -> None:
 # -- The typed tables (what mypy checks the plugins' methods against) ----------------------
 
 
-def test_the_tables_name_every_extension_point() -> None:
-    assert list(BY_EXTENSION_POINT) == list(EXTENSION_METHODS)
+def test_there_is_a_table_for_every_points_protocol() -> None:
+    assert set(BY_PROTOCOL) == set(POINT_PROTOCOLS.values())
+    assert len(BY_PROTOCOL) == len(POINT_PROTOCOLS)
 
 
 @pytest.mark.parametrize("plugin", in_tree_plugins(), ids=lambda p: p.name)
 def test_a_plugin_is_in_the_table_of_every_point_it_implements_and_no_other(
     plugin: type,
 ) -> None:
-    tabled = {point for point, plugins in BY_EXTENSION_POINT.items() if plugin in plugins}
+    tabled = {
+        point for point, protocol in POINT_PROTOCOLS.items() if plugin in BY_PROTOCOL[protocol]
+    }
     assert tabled == PluginEntry(plugin).extension_points
 
 
@@ -113,6 +117,6 @@ def test_the_optional_extension_tables_match_the_methods(
 def test_the_tables_hold_in_tree_plugins_once_each() -> None:
     listed = set(in_tree_plugins())
     optional = [BATCH_FILTER, BATCH_SCORE, NORMALIZE_SCORE, ENQUEUE_EXTENSIONS]
-    for table in [*BY_EXTENSION_POINT.values(), *optional]:
+    for table in [*BY_PROTOCOL.values(), *optional]:
         assert len(table) == len(set(table))
         assert set(table) <= listed

@@ -68,7 +68,7 @@ def test_a_bound_pv_with_a_node_affinity_conflict() -> None:
         pv("pv-a", host="n9", claim_ref="data"),
         pod("web", "data"),
     )
-    # Bound local PVs narrow the nodes in PreFilter (GetEligibleNodes): n9 does not exist.
+    # n9 does not exist: n1 fails the bound PV's node affinity in Filter.
     assert placed["web"].status == "Unschedulable"
     zone_pv = pv("pv-z", claim_ref="data2", nodeAffinity=_zone_affinity("z2"))
     placed = run(
@@ -83,9 +83,12 @@ def test_a_bound_pv_with_a_node_affinity_conflict() -> None:
 
 def test_a_claim_bound_to_a_missing_pv() -> None:
     placed = run(node("n1"), LOCAL, claim("data", volume="gone", bound=True), pod("web", "data"))
-    # VolumeZone's PreFilter looks the PV up first, as upstream's does.
+    # The PV controller marks the claim Lost before any pod is scheduled (its syncBoundClaim),
+    # and VolumeBinding's PreFilter says so, as on a cluster. (VolumeZone's lookup of a
+    # claim still Bound to a missing PV: test_volume_filters.)
     assert placed["web"].message.startswith(
-        '0/1 nodes are available: persistentvolume "gone" not found.'
+        '0/1 nodes are available: persistentvolumeclaim "data" bound to non-existent '
+        'persistentvolume "gone".'
     )
     cache = _store(LOCAL, claim("data", volume="gone", bound=True))
     binder = Binder(cache.volumes, bind_timeout=1)
@@ -367,14 +370,23 @@ def test_ephemeral_volume_claims_are_waited_for_and_must_belong_to_the_pod() -> 
     assert "was not created for pod default/web (pod is not owner)" in status.message()
 
 
-def test_bound_local_pvs_narrow_the_nodes_in_prefilter() -> None:
+def test_bound_local_pvs_do_not_narrow_the_nodes_in_prefilter() -> None:
+    # v1.37 has no GetEligibleNodes: the other nodes fail in Filter, where they are counted.
     cache = _store(
         LOCAL, claim("data", volume="pv1", bound=True), pv("pv1", host="n1", claim_ref="data")
     )
     plugin = VolumeBinding(VolumeBindingArgs(), _Handle(cache))  # type: ignore[arg-type]
     web = make_pod("web", volumes=[{"name": "v", "persistentVolumeClaim": {"claimName": "data"}}])
     result, status = plugin.pre_filter(CycleState(), web, [])
-    assert status is None and result is not None and result.node_names == frozenset({"n1"})
+    assert status is None and result is None
+    placed = run(node("n1"), node("n2"), LOCAL, claim("data", volume="pv1", bound=True),
+                 pv("pv1", host="n1", claim_ref="data"), pod("web", "data"))  # fmt: skip
+    assert placed["web"].node == "n1"
+    placed = run(node("n1"), node("n2"), LOCAL, claim("data", volume="pv1", bound=True),
+                 pv("pv1", host="n9", claim_ref="data"), pod("web", "data"))  # fmt: skip
+    assert placed["web"].message.startswith(
+        "0/2 nodes are available: 2 node(s) didn't match PersistentVolume's node affinity."
+    )
 
 
 def test_a_storage_class_without_binding_mode_is_an_error() -> None:
@@ -436,7 +448,7 @@ async def test_a_prebind_api_error_unreserves_and_never_binds_the_pod() -> None:
         events=events,
     )  # fmt: skip
     web = PodInfo.parse(pod("web", "data"))
-    sched.on_pod(web)
+    sched.feed.on_pod(web)
     qpi = sched.queue.pop_nowait()
     assert qpi is not None
     await sched.schedule_one(qpi)

@@ -11,13 +11,13 @@ import pytest
 from builders import make_pod
 from multisched.cache import Cache, NodeInfo, PodInfo
 from multisched.framework import Code, CycleState, Status
+from multisched.framework.events import PVC_ADD, PVC_UPDATE
 from multisched.plugins.volumerestrictions import (
     ERR_REASON_DISK_CONFLICT,
     ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT,
     VolumeRestrictions,
 )
 from multisched.plugins.volumezone import ERR_REASON_CONFLICT, VolumeZone, label_zones_to_set
-from multisched.queue.events import PVC_ADD, PVC_UPDATE
 from volume_support import ZONE, claim, node, pod, pv, run, storage_class
 
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from builders import make_pod
 from multisched.cache import PodInfo
-from multisched.queue import QueuedPodInfo, SchedulingQueue
-from multisched.queue.events import NODE_ADD
+from multisched.framework.events import NODE_ADD
+from multisched.framework.queued_pod import QueuedPodInfo
+from multisched.queue import SchedulingQueue
 
 
 class Clock:

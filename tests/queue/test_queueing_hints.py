@@ -2,8 +2,10 @@
 their rejecting plugins registered for; the others wait for the pool's 5-minute flush."""
 
 from builders import make_pod
-from multisched.queue import ClusterEvent, QueuedPodInfo, SchedulingQueue
-from multisched.queue import events as ev
+from multisched.framework import events as ev
+from multisched.framework.events import ClusterEvent
+from multisched.framework.queued_pod import QueuedPodInfo
+from multisched.queue import SchedulingQueue
 
 
 class Clock:

@@ -1,7 +1,8 @@
 """Queue behaviour after upstream scheduling_queue_test.go."""
 
 from builders import make_pod
-from multisched.queue import QueuedPodInfo, SchedulingQueue
+from multisched.framework.queued_pod import QueuedPodInfo
+from multisched.queue import SchedulingQueue
 
 
 class Clock:

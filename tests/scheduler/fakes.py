@@ -7,7 +7,7 @@ from typing import Any
 from multisched.cache import Cache, NodeInfo, PodInfo
 from multisched.config.resolved import ResolvedConfig, ResolvedProfile
 from multisched.framework import CycleState, Framework, PreFilterResult, Registry, Status
-from multisched.queue import QueuedPodInfo
+from multisched.framework.queued_pod import QueuedPodInfo
 
 
 class FifoSort:

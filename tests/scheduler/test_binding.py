@@ -89,9 +89,9 @@ async def test_pods_waiting_at_permit_beyond_the_slots_do_not_stop_scheduling() 
     loop = asyncio.create_task(sched.run(stop))
     gang = [make_pod(f"g{i}", scheduler_name="test", labels={"gang": "a"}) for i in range(5)]
     for pod in gang:  # N > slots pods wait at Permit
-        sched.on_pod(pod)
+        sched.feed.on_pod(pod)
     loner = make_pod("loner", scheduler_name="test")
-    sched.on_pod(loner)
+    sched.feed.on_pod(loner)
     fwk = sched.profiles["test"]
     assert await settle(lambda: ("default/loner", "big") in RecordingBinder.bound)
     # The gang is assumed (its room counted) and still waiting; only the loner is bound.
@@ -115,11 +115,11 @@ async def test_deleting_a_pod_waiting_at_permit_rejects_it() -> None:
     cache.add_node(node_dict("big", cpu="4", labels={"score": "90"}))
     sched = Scheduler(config(gang_profile()), Registry([*ALL, Gang]), cache=cache)
     pod = make_pod("g", scheduler_name="test", labels={"gang": "a"}, requests={"cpu": "2"})
-    sched.on_pod(pod)
+    sched.feed.on_pod(pod)
     qpi = sched.queue.pop_nowait()
     assert qpi is not None
     await sched.schedule_one(qpi)
-    sched.on_pod_deleted(pod.uid)
+    sched.feed.on_pod_deleted(pod.uid)
     await sched.wait_for_bindings()
     assert RecordingBinder.bound == []
     assert sched.cache.snapshot.node_info_map["big"].requested.milli_cpu == 0
@@ -134,12 +134,12 @@ async def test_a_pod_seen_bound_between_pop_and_cycle_is_skipped_not_assumed() -
     cache.add_node(node_dict("small", cpu="4", labels={"score": "10"}))
     sched = Scheduler(config(), Registry(ALL), cache=cache)
     pod = make_pod("web", scheduler_name="test", requests={"cpu": "1"})
-    sched.on_pod(pod)
+    sched.feed.on_pod(pod)
     qpi = sched.queue.pop_nowait()
     assert qpi is not None
     bound = make_pod("web", scheduler_name="test", requests={"cpu": "1"}, node_name="small")
     bound.uid = pod.uid
-    sched.on_pod(bound)  # another replica bound it meanwhile
+    sched.feed.on_pod(bound)  # another replica bound it meanwhile
     outcome = await sched.schedule_one(qpi)
     assert outcome.result == "skipped"
     await sched.wait_for_bindings()
@@ -173,7 +173,7 @@ def binder_scheduler(**kw: Any) -> tuple[Scheduler, RecordingClient, Events, Clo
 
 
 async def schedule(sched: Scheduler, pod: PodInfo) -> None:
-    sched.on_pod(pod)
+    sched.feed.on_pod(pod)
     qpi = sched.queue.pop_nowait()
     assert qpi is not None
     await sched.schedule_one(qpi)
@@ -199,7 +199,7 @@ async def test_a_lost_binding_response_keeps_the_pod_assumed_until_the_watch_con
     assert client.bound[-1] == ("default/other", "small")
     bound = make_pod("web", scheduler_name="test", requests={"cpu": "3"}, node_name="big")
     bound.uid = pod.uid
-    sched.on_pod(bound)  # the watch shows the binding had landed
+    sched.feed.on_pod(bound)  # the watch shows the binding had landed
     assert not sched.cache.is_assumed(pod.uid)
     assert pod.uid not in sched.queue
     assert cpu_on(sched, "big") == 3000
@@ -398,7 +398,7 @@ async def test_an_attempt_whose_binding_response_was_lost_is_counted_once_when_k
     assert observer.results == []  # not known yet
     bound = make_pod("web", scheduler_name="test", requests={"cpu": "1"}, node_name="big")
     bound.uid = web.uid
-    sched.on_pod(bound)  # the watch: it landed where we sent it
+    sched.feed.on_pod(bound)  # the watch: it landed where we sent it
     await sched.wait_for_bindings()
     assert observer.results == ["scheduled"]
 
@@ -416,6 +416,6 @@ async def test_an_attempt_whose_binding_response_was_lost_is_counted_once_when_k
 
     client.error = ApiUnavailable("Server disconnected", maybe_sent=True)
     await schedule(sched, make_pod("lost", scheduler_name="test", requests={"cpu": "1"}))
-    clock.now += sched.unconfirmed_binding_ttl + 1
+    clock.now += sched.binding.unconfirmed_binding_ttl + 1
     sched.housekeep()  # never confirmed: its room is given back and it is tried again
     assert observer.results == ["scheduled", "scheduled", "error", "error"]

@@ -12,7 +12,7 @@ from builders import make_pod, node_dict
 from multisched.cache import Cache
 from multisched.config import parse_scheduler_profile_spec, resolve
 from multisched.framework import Framework, FrameworkError, Registry
-from multisched.queue import events as ev
+from multisched.framework import events as ev
 from multisched.scheduler import Scheduler, default_registry
 from multisched.scheduler.cluster_events import node_scheduling_properties_change
 
@@ -99,7 +99,7 @@ def default_scheduler() -> Scheduler:
 
 async def fail_once(sched: Scheduler, name: str, **kw: Any) -> str:
     pod = make_pod(name, scheduler_name="s", **kw)
-    sched.on_pod(pod)
+    sched.feed.on_pod(pod)
     qpi = sched.queue.pop_nowait()
     assert qpi is not None
     outcome = await sched.schedule_one(qpi)
@@ -114,7 +114,7 @@ async def test_status_churn_leaves_the_pool_alone_and_relevant_changes_move_the_
     sched = default_scheduler()
     taint = {"key": "dedicated", "effect": "NoSchedule"}
     tolerate = [{"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"}]
-    sched.on_node(ready_node("n1", cpu="1", taints=[taint]))
+    sched.feed.on_node(ready_node("n1", cpu="1", taints=[taint]))
     tainted = await fail_once(sched, "tainted")  # only TaintToleration rejects it
     big = await fail_once(sched, "big", requests={"cpu": "2"}, tolerations=tolerate)
     picky = await fail_once(sched, "picky", node_selector={"zone": "a"}, tolerations=tolerate)
@@ -128,30 +128,30 @@ async def test_status_churn_leaves_the_pool_alone_and_relevant_changes_move_the_
     heartbeat = ready_node("n1", cpu="1", taints=[taint])
     heartbeat["status"]["conditions"][0]["lastHeartbeatTime"] = "2024-01-01T00:01:00Z"
     for _ in range(3):
-        sched.on_node(heartbeat)
+        sched.feed.on_node(heartbeat)
     pool = {uid for uid in (tainted, big, picky) if sched.queue.where(uid) == "unschedulable"}
     assert pool == {tainted, big, picky}
 
     labelled = ready_node("n1", cpu="1", taints=[taint], labels={"zone": "a"})
-    sched.on_node(labelled)  # NodeAffinity registered label changes; the others did not
+    sched.feed.on_node(labelled)  # NodeAffinity registered label changes; the others did not
     assert sched.queue.where(picky) in ("active", "backoff")
     assert sched.queue.where(big) == "unschedulable"
     assert sched.queue.where(tainted) == "unschedulable"
 
     grown = ready_node("n1", cpu="4", taints=[taint], labels={"zone": "a"})
-    sched.on_node(grown)  # NodeResourcesFit registered allocatable changes
+    sched.feed.on_node(grown)  # NodeResourcesFit registered allocatable changes
     assert sched.queue.where(big) in ("active", "backoff")
     assert sched.queue.where(tainted) == "unschedulable"
 
-    sched.on_node(ready_node("n1", cpu="4", labels={"zone": "a"}))  # taint removed
+    sched.feed.on_node(ready_node("n1", cpu="4", labels={"zone": "a"}))  # taint removed
     assert sched.queue.where(tainted) in ("active", "backoff")
 
 
 async def test_a_new_node_moves_every_node_reader() -> None:
     sched = default_scheduler()
-    sched.on_node(ready_node("n1", cpu="1"))
+    sched.feed.on_node(ready_node("n1", cpu="1"))
     big = await fail_once(sched, "big", requests={"cpu": "2"})
-    sched.on_node(ready_node("n2", cpu="4"))
+    sched.feed.on_node(ready_node("n2", cpu="4"))
     assert sched.queue.where(big) in ("active", "backoff")
 
 
@@ -192,7 +192,7 @@ def test_a_plugin_returning_garbage_events_fails_its_profile_clearly() -> None:
 
 async def test_a_bound_pod_moves_only_the_pods_whose_required_affinity_it_matches() -> None:
     sched = default_scheduler()
-    sched.on_node(ready_node("n1", cpu="8"))
+    sched.feed.on_node(ready_node("n1", cpu="8"))
     near_db = {
         "podAffinity": {
             "requiredDuringSchedulingIgnoredDuringExecution": [
@@ -207,8 +207,8 @@ async def test_a_bound_pod_moves_only_the_pods_whose_required_affinity_it_matche
     big = await fail_once(sched, "big", requests={"cpu": "16"})
     assert sched.queue.info(waiting).unschedulable_plugins == {"InterPodAffinity"}  # type: ignore[union-attr]
 
-    sched.on_pod(make_pod("cache", labels={"app": "cache"}, node_name="n1"))
+    sched.feed.on_pod(make_pod("cache", labels={"app": "cache"}, node_name="n1"))
     assert sched.queue.where(waiting) == "unschedulable"
-    sched.on_pod(make_pod("db", labels={"app": "db"}, node_name="n1"))
+    sched.feed.on_pod(make_pod("db", labels={"app": "db"}, node_name="n1"))
     assert sched.queue.where(waiting) in ("active", "backoff")
     assert sched.queue.where(big) == "unschedulable"  # no affinity term: not a candidate

@@ -51,7 +51,7 @@ async def _drain(sched: Scheduler) -> None:
 async def test_pod_is_assumed_then_bound_with_scheduled_event() -> None:
     sched, events = _scheduler()
     pod = make_pod("web", scheduler_name="test", requests={"cpu": "2"})
-    sched.on_pod(pod)
+    sched.feed.on_pod(pod)
     qpi = sched.queue.pop_nowait()
     assert qpi is not None
     outcome = await sched.schedule_one(qpi)
@@ -67,7 +67,7 @@ async def test_pod_is_assumed_then_bound_with_scheduled_event() -> None:
 async def test_assumed_pods_count_for_the_next_pod() -> None:
     sched, _ = _scheduler()
     for i in range(3):
-        sched.on_pod(make_pod(f"p{i}", scheduler_name="test", requests={"cpu": "2"}))
+        sched.feed.on_pod(make_pod(f"p{i}", scheduler_name="test", requests={"cpu": "2"}))
     await _drain(sched)
     # big fits two 2-CPU pods; the third fits nowhere.
     assert [n for _, n in RecordingBinder.bound] == ["big", "big"]
@@ -75,8 +75,8 @@ async def test_assumed_pods_count_for_the_next_pod() -> None:
 
 async def test_unknown_scheduler_name_is_left_alone() -> None:
     sched, events = _scheduler()
-    sched.on_pod(make_pod("theirs", scheduler_name="default-scheduler"))
-    sched.on_pod(make_pod("nameless"))
+    sched.feed.on_pod(make_pod("theirs", scheduler_name="default-scheduler"))
+    sched.feed.on_pod(make_pod("nameless"))
     await _drain(sched)
     assert RecordingBinder.bound == []
     assert events.log == []
@@ -86,7 +86,7 @@ async def test_same_failure_not_reposted_within_max_backoff() -> None:
     clock = Clock()
     sched, events = _scheduler(clock=clock)
     pod = make_pod("huge", scheduler_name="test", requests={"cpu": "16"})
-    sched.on_pod(pod)
+    sched.feed.on_pod(pod)
     await _drain(sched)
     expected = (
         "FailedScheduling",
@@ -117,7 +117,7 @@ async def test_binding_failure_forgets_assumption_and_requeues() -> None:
     sched, events = _scheduler()
     RecordingBinder.fail_with = Status.error('pods "web" already bound (409)')
     pod = make_pod("web", scheduler_name="test", requests={"cpu": "2"})
-    sched.on_pod(pod)
+    sched.feed.on_pod(pod)
     await _drain(sched)
     assert sched.cache.snapshot.node_info_map["big"].requested.milli_cpu == 0
     assert not sched.cache.is_assumed(pod.uid)
@@ -128,30 +128,30 @@ async def test_binding_failure_forgets_assumption_and_requeues() -> None:
 async def test_bound_pod_observed_confirms_and_leaves_queue() -> None:
     sched, _ = _scheduler()
     pod = make_pod("web", scheduler_name="test", requests={"cpu": "2"})
-    sched.on_pod(pod)
+    sched.feed.on_pod(pod)
     await _drain(sched)
     bound = make_pod("web", scheduler_name="test", requests={"cpu": "2"}, node_name="big")
     bound.uid = pod.uid
-    sched.on_pod(bound)
+    sched.feed.on_pod(bound)
     assert not sched.cache.is_assumed(pod.uid)
     assert sched.cache.snapshot.node_info_map["big"].requested.milli_cpu == 2000
-    sched.on_pod_deleted(pod.uid)
+    sched.feed.on_pod_deleted(pod.uid)
     assert sched.cache.snapshot.node_info_map["big"].requested.milli_cpu == 0
 
 
 async def test_profile_swap_applies_to_next_pod_and_retires_names() -> None:
     sched, _ = _scheduler()
-    sched.on_pod(make_pod("a", scheduler_name="test"))
+    sched.feed.on_pod(make_pod("a", scheduler_name="test"))
     await _drain(sched)
     assert RecordingBinder.bound[-1] == ("default/a", "big")
     # New profile: score weights flipped by scoring nothing -> ties; plus a second name.
     sched.set_config(config(profile("test", score=()), profile("other")))
-    sched.on_pod(make_pod("b", scheduler_name="other"))
+    sched.feed.on_pod(make_pod("b", scheduler_name="other"))
     await _drain(sched)
     assert RecordingBinder.bound[-1][0] == "default/b"
     # Retiring "other" drops its pending pods from the queue, untouched.
     pending = make_pod("c", scheduler_name="other", requests={"cpu": "64"})
-    sched.on_pod(pending)
+    sched.feed.on_pod(pending)
     await _drain(sched)
     assert pending.uid in sched.queue
     sched.set_config(config(profile("test")))
@@ -171,10 +171,10 @@ async def test_plugin_execution_time_sampled_one_cycle_in_ten() -> None:
     recorder = Recorder()
     sched, _ = _scheduler(observer=recorder)
     for i in range(9):
-        sched.on_pod(make_pod(f"p{i}", scheduler_name="test"))
+        sched.feed.on_pod(make_pod(f"p{i}", scheduler_name="test"))
     await _drain(sched)
     assert recorder.plugins == []  # cycles 1-9: nothing timed
-    sched.on_pod(make_pod("tenth", scheduler_name="test", requests={"cpu": "64"}))
+    sched.feed.on_pod(make_pod("tenth", scheduler_name="test", requests={"cpu": "64"}))
     await _drain(sched)
     seen = set(recorder.plugins)
     # The tenth cycle fails Filter on both nodes: PreFilter is timed, and Filter at the
@@ -191,7 +191,7 @@ async def test_sampled_cycle_times_filters_at_one_node_in_stride() -> None:
     for i in range(23):  # 25 nodes: the first evaluated, the 11th and the 21st are timed
         sched.cache.add_node(node_dict(f"extra-{i:02d}", cpu="1"))
     sched._cycles = PLUGIN_METRICS_SAMPLE - 1  # the next cycle records plugin metrics
-    sched.on_pod(make_pod("big-one", scheduler_name="test", requests={"cpu": "64"}))
+    sched.feed.on_pod(make_pod("big-one", scheduler_name="test", requests={"cpu": "64"}))
     await _drain(sched)
     filters = [p for p in recorder.plugins if p[1] == "Filter"]
     assert len(filters) == len(range(1, 26, FILTER_TIMING_STRIDE)) == 3

@@ -38,12 +38,12 @@ async def _drain(sched: Scheduler) -> None:
 
 async def test_pod_requesting_1e18_cpu_gets_failed_scheduling() -> None:
     sched, events, client = _default_scheduler()
-    sched.on_node(node_dict("n1", cpu="2"))
-    sched.on_node(node_dict("n2", cpu="4"))
+    sched.feed.on_node(node_dict("n1", cpu="2"))
+    sched.feed.on_node(node_dict("n2", cpu="4"))
     # "1E" is how the API server stores a request written as 1e18.
     huge = make_pod("huge", requests={"cpu": "1E", "memory": "1Ei"})
-    sched.on_pod(huge)
-    sched.on_pod(make_pod("small", requests={"cpu": "100m"}))
+    sched.feed.on_pod(huge)
+    sched.feed.on_pod(make_pod("small", requests={"cpu": "100m"}))
     await _drain(sched)
     failed = [e for e in events.log if e[0] == "FailedScheduling"]
     assert failed == [
@@ -63,8 +63,8 @@ async def test_pod_requesting_1e18_cpu_gets_failed_scheduling() -> None:
 async def test_quantity_past_int64_is_capped_not_hung() -> None:
     sched, events, _ = _default_scheduler()
     # Past Quantity's documented 2^63-1: the cache caps it instead of expanding 10^999999999.
-    sched.on_node(node_dict("n1", cpu="1e999999999"))
-    sched.on_pod(make_pod("huge", requests={"cpu": "1e999999999"}))
+    sched.feed.on_node(node_dict("n1", cpu="1e999999999"))
+    sched.feed.on_pod(make_pod("huge", requests={"cpu": "1e999999999"}))
     await _drain(sched)
     assert events.log == [("Scheduled", "default/huge", "n1")]
 
@@ -88,10 +88,10 @@ async def test_plugin_exception_is_a_scheduler_error_event_and_the_loop_goes_on(
         registry, plugins={"score": {"enabled": [{"name": "Exploding"}]}}
     )
     # Two feasible nodes, so the cycle scores (one node is taken without scoring).
-    sched.on_node(node_dict("odd-1", cpu="1"))
-    sched.on_node(node_dict("odd-2", cpu="1"))
+    sched.feed.on_node(node_dict("odd-1", cpu="1"))
+    sched.feed.on_node(node_dict("odd-2", cpu="1"))
     victim = make_pod("victim")
-    sched.on_pod(victim)
+    sched.feed.on_pod(victim)
     await _drain(sched)
     assert events.log == [
         (
@@ -103,8 +103,8 @@ async def test_plugin_exception_is_a_scheduler_error_event_and_the_loop_goes_on(
     ]
     assert victim.uid in sched.queue
     # The loop goes on: once the odd nodes are gone, the next cycle binds.
-    sched.on_node_deleted("odd-2")
-    sched.on_pod(make_pod("next"))
+    sched.feed.on_node_deleted("odd-2")
+    sched.feed.on_pod(make_pod("next"))
     await _drain(sched)
     assert ("default/next", "odd-1") in client.bound
 
@@ -136,9 +136,9 @@ async def test_reserve_exception_frees_the_binding_slot_and_the_assumed_pod() ->
     sched, events, client = _default_scheduler(
         registry, 1, plugins={"reserve": {"enabled": [{"name": "ReserveOnce"}]}}
     )
-    sched.on_node(node_dict("n1", cpu="1"))
+    sched.feed.on_node(node_dict("n1", cpu="1"))
     first = make_pod("first", requests={"cpu": "600m"})
-    sched.on_pod(first)
+    sched.feed.on_pod(first)
     await _drain(sched)
     assert events.log == [
         (
@@ -149,7 +149,7 @@ async def test_reserve_exception_frees_the_binding_slot_and_the_assumed_pod() ->
         )
     ]
     assert not sched.cache.is_assumed(first.uid)
-    sched.on_pod(make_pod("second", requests={"cpu": "600m"}))
+    sched.feed.on_pod(make_pod("second", requests={"cpu": "600m"}))
     await asyncio.wait_for(_drain(sched), timeout=30)
     assert ("default/second", "n1") in client.bound
 
@@ -159,10 +159,10 @@ async def test_odd_but_valid_allocatable_is_scheduled_on_or_skipped() -> None:
     odd: dict[str, Any] = node_dict("odd", cpu="0", memory="1e-9", pods="0")
     odd["status"]["allocatable"]["example.com/gpu"] = "9223372036854775807"
     odd["status"]["allocatable"]["hugepages-2Mi"] = "0"
-    sched.on_node(odd)
-    sched.on_node(node_dict("plain", cpu="1", memory="1Gi", pods="1"))
+    sched.feed.on_node(odd)
+    sched.feed.on_node(node_dict("plain", cpu="1", memory="1Gi", pods="1"))
     for name in ("a", "b"):
-        sched.on_pod(make_pod(name, requests={"cpu": "100m", "example.com/gpu": "1"}))
+        sched.feed.on_pod(make_pod(name, requests={"cpu": "100m", "example.com/gpu": "1"}))
     await _drain(sched)
     # Neither node fits two such pods; nothing crashed and every pod has its answer.
     assert sorted(e[0] for e in events.log) == ["FailedScheduling", "FailedScheduling"]

@@ -1080,3 +1080,34 @@ def test_a_name_passed_by_one_check_is_still_judged_by_another() -> None:
             line.startswith('spec.containers[0].name: Invalid value: "Web"') for line in lines
         )
         assert not any("metadata.labels" in line for line in lines)
+
+
+def test_a_stored_pod_is_not_merged_again() -> None:
+    """A snapshot's pod (creationTimestamp: stored by an API server) already carries the
+    ``app In (a)`` that its create merged; validating it merges nothing more, as an update
+    does. The same pod written by hand is a create, and the merge repeats the key."""
+    merged = {"key": "app", "operator": "In", "values": ["a"]}
+    spread = {
+        "maxSkew": 1,
+        "topologyKey": "zone",
+        "whenUnsatisfiable": "DoNotSchedule",
+        "labelSelector": {"matchLabels": {"tier": "web"}, "matchExpressions": [merged]},
+        "matchLabelKeys": ["app"],
+    }
+    term = {
+        "topologyKey": "zone",
+        "labelSelector": {"matchExpressions": [merged]},
+        "matchLabelKeys": ["app"],
+    }
+    written = pod(
+        topologySpreadConstraints=[spread],
+        affinity={"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}},
+    )
+    written["metadata"]["labels"] = {"app": "a"}
+    stored = copy.deepcopy(written)
+    stored["metadata"]["creationTimestamp"] = "2026-11-28T10:00:00Z"
+    assert problems(stored) == []
+    found = problems(written)
+    assert len(found) == 2 and all(
+        'Invalid value: "app": exists in both matchLabelKeys and labelSelector' in p for p in found
+    ), found

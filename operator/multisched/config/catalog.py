@@ -11,30 +11,11 @@ from typing import Protocol
 
 from pydantic import BaseModel
 
-#: Extension point names exactly as spelled in KubeSchedulerConfiguration v1 ``plugins``.
-EXTENSION_POINTS: tuple[str, ...] = (
-    "preEnqueue",
-    "queueSort",
-    "preFilter",
-    "filter",
-    "postFilter",
-    "preScore",
-    "score",
-    "reserve",
-    "permit",
-    "preBind",
-    "bind",
-    "postBind",
-)
+# The point names come from the one table (``extension_points``); the config room reads them
+# here, beside the plugins' view.
+from .extension_points import EXTENSION_POINTS, POD_GROUP_EXTENSION_POINTS
 
-#: The points of v1.37's pod group (workload) scheduling cycle, added to ``plugins`` after
-#: v1.28. multisched has no such cycle: they are read so that written configurations load,
-#: and must stay empty (``checks.check_plugins`` names the point when one lists a plugin).
-POD_GROUP_EXTENSION_POINTS: tuple[str, ...] = (
-    "placementGenerate",
-    "placementScore",
-    "podGroupPostFilter",
-)
+__all__ = ["EXTENSION_POINTS", "POD_GROUP_EXTENSION_POINTS", "PluginCatalog", "PluginSpec"]
 
 
 class PluginSpec(Protocol):

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 from pydantic.alias_generators import to_camel
 
 from .durations import parse_duration
+from .extension_points import POINTS
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 SCHEDULER_PROFILE_API_VERSION = "multisched.dev/v1alpha1"
@@ -27,25 +28,8 @@ KUBE_SCHEDULER_API_VERSIONS = frozenset(
     }
 )
 
-#: Camel-case point name (as in YAML) -> Plugins attribute.
-POINT_FIELDS: dict[str, str] = {
-    "multiPoint": "multi_point",
-    "preEnqueue": "pre_enqueue",
-    "queueSort": "queue_sort",
-    "preFilter": "pre_filter",
-    "filter": "filter",
-    "postFilter": "post_filter",
-    "preScore": "pre_score",
-    "score": "score",
-    "reserve": "reserve",
-    "permit": "permit",
-    "preBind": "pre_bind",
-    "bind": "bind",
-    "postBind": "post_bind",
-    "placementGenerate": "placement_generate",
-    "placementScore": "placement_score",
-    "podGroupPostFilter": "pod_group_post_filter",
-}
+#: Camel-case point name (as in YAML) -> Plugins attribute, from the table (and multiPoint).
+POINT_FIELDS: dict[str, str] = {"multiPoint": "multi_point", **{p.name: p.field for p in POINTS}}
 
 
 def _check_percentage(value: int | None) -> int | None:
@@ -108,6 +92,15 @@ class Plugins(_Model):
         """The set of a point named as in YAML ("multiPoint", "preFilter", ...)."""
         result: PluginSet = getattr(self, POINT_FIELDS[name])
         return result
+
+
+# The fields stay declared (mypy and the config room read ``.score``, ``.multi_point``), so
+# they are held to the table here: one field per point, YAML name and order alike, or no import.
+_DECLARED = {f.alias or n: n for n, f in Plugins.model_fields.items()}
+if list(_DECLARED.items()) != list(POINT_FIELDS.items()):
+    raise TypeError(
+        f"config.models.Plugins declares {_DECLARED}, the extension point table {POINT_FIELDS}"
+    )
 
 
 class PluginConfig(_Model):

@@ -2,6 +2,7 @@
 
 from .cycle_state import CycleState
 from .diagnosis import Diagnosis, FitError
+from .events import WILDCARD_EVENT, ClusterEvent
 from .handle import (
     ApiUnavailable,
     BindingConflict,
@@ -23,6 +24,7 @@ from .interfaces import (
     PreFilterExtensions,
     PreFilterResult,
 )
+from .queued_pod import QueuedPodInfo
 from .recorder import FrameworkRecorder
 from .registry import ENTRY_POINT_GROUP, PluginEntry, Registry, RegistryError
 from .runtime import Framework, FrameworkError, PluginScores
@@ -34,11 +36,13 @@ __all__ = [
     "EXTENSION_METHODS",
     "MAX_NODE_SCORE",
     "MIN_NODE_SCORE",
+    "WILDCARD_EVENT",
     "ApiUnavailable",
     "BatchFilterPlugin",
     "BatchScorePlugin",
     "BindingConflict",
     "ClusterClient",
+    "ClusterEvent",
     "Code",
     "CycleState",
     "Diagnosis",
@@ -58,6 +62,7 @@ __all__ = [
     "PostFilterResult",
     "PreFilterExtensions",
     "PreFilterResult",
+    "QueuedPodInfo",
     "Registry",
     "RegistryError",
     "Status",

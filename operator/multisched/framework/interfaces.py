@@ -3,18 +3,23 @@
 A plugin is a class with a ``name`` and the methods of the points it implements; the
 registry reads which points those are from the methods present. Success is ``None``.
 Score plugins return an int and raise ``PluginError`` on internal errors.
+
+Each point's Protocol is attached to its row of the one extension-point table
+(``config.extension_points``); the import fails if a point has no Protocol, a Protocol no
+point, or the two disagree on the methods.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable, Mapping, Sequence
+from typing import Protocol, TypeVar, runtime_checkable
 
 from multisched.cache import NodeInfo, PodInfo
-from multisched.queue.events import ClusterEvent
-from multisched.queue.queued_pod import QueuedPodInfo
+from multisched.config.extension_points import BY_NAME, POINTS, ExtensionPoint
 
 from .cycle_state import CycleState
+from .events import ClusterEvent
+from .queued_pod import QueuedPodInfo
 from .status import Status
 
 #: Node score range after NormalizeScore (upstream MinNodeScore/MaxNodeScore).
@@ -55,6 +60,27 @@ class PostFilterResult:
 #: Filter verdicts of the nodes that failed, by node name.
 NodeToStatus = Mapping[str, Status]
 
+#: Extension point name (the table's, ``config.extension_points``) -> its Protocol.
+POINT_PROTOCOLS: dict[str, type] = {}
+
+_P = TypeVar("_P", bound=type)
+
+
+def _protocol_of(point: str) -> Callable[[_P], _P]:
+    """Attach the decorated Protocol to ``point`` of the table; a point the table does not
+    list, or one that already has its Protocol, stops the import."""
+
+    def attach(protocol: _P) -> _P:
+        known = BY_NAME.get(point)
+        if known is None or known.pod_group:
+            raise TypeError(f"{protocol.__name__}: {point!r} is no extension point multisched runs")
+        if point in POINT_PROTOCOLS:
+            raise TypeError(f"{protocol.__name__}: {point} is {POINT_PROTOCOLS[point].__name__}'s")
+        POINT_PROTOCOLS[point] = protocol
+        return protocol
+
+    return attach
+
 
 @runtime_checkable
 class Plugin(Protocol):
@@ -74,11 +100,13 @@ class EnqueueExtensions(Plugin, Protocol):
     def events_to_register(self) -> Sequence[ClusterEvent]: ...
 
 
+@_protocol_of("preEnqueue")
 @runtime_checkable
 class PreEnqueuePlugin(Plugin, Protocol):
     def pre_enqueue(self, pod: PodInfo) -> Status | None: ...
 
 
+@_protocol_of("queueSort")
 @runtime_checkable
 class QueueSortPlugin(Plugin, Protocol):
     def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool: ...
@@ -96,6 +124,7 @@ class PreFilterExtensions(Protocol):
     ) -> Status | None: ...
 
 
+@_protocol_of("preFilter")
 @runtime_checkable
 class PreFilterPlugin(Plugin, Protocol):
     def pre_filter(
@@ -105,6 +134,7 @@ class PreFilterPlugin(Plugin, Protocol):
     def pre_filter_extensions(self) -> PreFilterExtensions | None: ...
 
 
+@_protocol_of("filter")
 @runtime_checkable
 class FilterPlugin(Plugin, Protocol):
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None: ...
@@ -124,6 +154,7 @@ class BatchFilterPlugin(FilterPlugin, Protocol):
         ...
 
 
+@_protocol_of("postFilter")
 @runtime_checkable
 class PostFilterPlugin(Plugin, Protocol):
     async def post_filter(
@@ -131,6 +162,7 @@ class PostFilterPlugin(Plugin, Protocol):
     ) -> tuple[PostFilterResult | None, Status | None]: ...
 
 
+@_protocol_of("preScore")
 @runtime_checkable
 class PreScorePlugin(Plugin, Protocol):
     def pre_score(
@@ -138,6 +170,7 @@ class PreScorePlugin(Plugin, Protocol):
     ) -> Status | None: ...
 
 
+@_protocol_of("score")
 @runtime_checkable
 class ScorePlugin(Plugin, Protocol):
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int: ...
@@ -162,6 +195,7 @@ class NormalizeScorePlugin(Plugin, Protocol):
     ) -> Status | None: ...
 
 
+@_protocol_of("reserve")
 @runtime_checkable
 class ReservePlugin(Plugin, Protocol):
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None: ...
@@ -169,6 +203,7 @@ class ReservePlugin(Plugin, Protocol):
     def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None: ...
 
 
+@_protocol_of("permit")
 @runtime_checkable
 class PermitPlugin(Plugin, Protocol):
     def permit(
@@ -176,33 +211,54 @@ class PermitPlugin(Plugin, Protocol):
     ) -> tuple[Status | None, float]: ...
 
 
+@_protocol_of("preBind")
 @runtime_checkable
 class PreBindPlugin(Plugin, Protocol):
     async def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None: ...
 
 
+@_protocol_of("bind")
 @runtime_checkable
 class BindPlugin(Plugin, Protocol):
     async def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None: ...
 
 
+@_protocol_of("postBind")
 @runtime_checkable
 class PostBindPlugin(Plugin, Protocol):
     def post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None: ...
 
 
-#: Extension point (config spelling) -> the method that marks a plugin as implementing it.
-EXTENSION_METHODS: dict[str, str] = {
-    "preEnqueue": "pre_enqueue",
-    "queueSort": "less",
-    "preFilter": "pre_filter",
-    "filter": "filter",
-    "postFilter": "post_filter",
-    "preScore": "pre_score",
-    "score": "score",
-    "reserve": "reserve",
-    "permit": "permit",
-    "preBind": "pre_bind",
-    "bind": "bind",
-    "postBind": "post_bind",
-}
+def protocol_members(protocol: type) -> frozenset[str]:
+    """What ``isinstance`` asks of a plugin for a Protocol: its public attributes and
+    methods, its bases' included."""
+    return frozenset(
+        name
+        for klass in protocol.__mro__
+        for name in (*vars(klass).get("__annotations__", {}), *vars(klass))
+        if not name.startswith("_")
+    )
+
+
+def _check_point_protocols(points: tuple[ExtensionPoint, ...]) -> None:
+    """Every point multisched runs has its Protocol, named as upstream's interface and
+    asking for the table's methods (and ``name``), or the framework does not import."""
+    for point in points:
+        if point.pod_group:
+            continue
+        protocol = POINT_PROTOCOLS.get(point.name)
+        if protocol is None:
+            raise TypeError(f"extension point {point.name} has no Protocol in {__name__}")
+        if protocol.__name__ != f"{point.go_name}Plugin":
+            raise TypeError(f"{protocol.__name__} is not named for {point.go_name}Plugin")
+        if protocol_members(protocol) != {"name", *point.methods}:
+            raise TypeError(
+                f"{protocol.__name__} asks for {sorted(protocol_members(protocol))}, "
+                f"the table for {point.name} {sorted({'name', *point.methods})}"
+            )
+
+
+_check_point_protocols(POINTS)
+
+#: Extension point -> the method that marks a plugin as implementing it (the registry's).
+EXTENSION_METHODS: dict[str, str] = {p.name: p.methods[0] for p in POINTS if not p.pod_group}

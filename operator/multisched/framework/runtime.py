@@ -13,14 +13,14 @@ import random
 from collections.abc import Callable, Collection, Iterable, Sequence
 from itertools import repeat
 from time import perf_counter
-from typing import cast
+from typing import NoReturn
 
 from multisched.cache import NodeInfo, PodInfo, Snapshot
+from multisched.config.extension_points import BY_NAME
 from multisched.config.resolved import ResolvedProfile
-from multisched.queue.events import WILDCARD_EVENT, ClusterEvent
-from multisched.queue.queued_pod import QueuedPodInfo
 
 from .cycle_state import CycleState
+from .events import WILDCARD_EVENT, ClusterEvent
 from .handle import ClusterClient, PodNominator
 from .interfaces import (
     MAX_NODE_SCORE,
@@ -43,6 +43,7 @@ from .interfaces import (
     ReservePlugin,
     ScorePlugin,
 )
+from .queued_pod import QueuedPodInfo
 from .recorder import NULL_RECORDER, FrameworkRecorder
 from .registry import Registry
 from .status import Code, PluginError, Status, code_label
@@ -78,8 +79,19 @@ def _batch_judge(plugin: FilterPlugin) -> BatchFilterFn | None:
     return None
 
 
-class FrameworkError(Exception):
-    """A profile that cannot be instantiated (a plugin factory failed)."""
+class FrameworkError(ValueError):
+    """A profile that cannot be instantiated: a plugin failed to start or does not implement
+    a point it is enabled at. A ValueError, as bad configuration is: the commands that build
+    profiles report it as one line."""
+
+
+def _unimplemented(profile: str, plugin: Plugin, point: str) -> FrameworkError:
+    """The refusal of a plugin enabled at ``point`` without all of its Protocol's methods."""
+    missing = [m for m in BY_NAME[point].methods if getattr(plugin, m, None) is None]
+    return FrameworkError(
+        f"profile {profile}: plugin {plugin.name} does not implement {point}: "
+        f"it has no {', '.join(missing)}"
+    )
 
 
 def _events_to_register(profile: str, name: str, plugin: Plugin) -> tuple[ClusterEvent, ...]:
@@ -175,18 +187,40 @@ class Framework:
         def at(point: str) -> list[Plugin]:
             return [self.plugins[n] for n in p.get(point, ())]
 
-        # A plugin is at a point only if it has the point's method: the registry reads the
-        # points from the methods (EXTENSION_METHODS) and the config rejects any other. So
-        # each list holds that point's Protocol; cast, not an isinstance check per plugin.
-        self.pre_enqueue_plugins = cast("list[PreEnqueuePlugin]", at("preEnqueue"))
-        queue_sort = cast("list[QueueSortPlugin]", at("queueSort"))
+        def refuse(pl: Plugin, point: str) -> NoReturn:
+            raise _unimplemented(profile.scheduler_name, pl, point)
+
+        # The registry reads a plugin's points from one method each (EXTENSION_METHODS); a
+        # point's Protocol may ask for more (unreserve, pre_filter_extensions). So each plugin
+        # is checked here, once per point it is enabled at, and the cycles call unchecked.
+        self.pre_enqueue_plugins = [
+            pl if isinstance(pl, PreEnqueuePlugin) else refuse(pl, "preEnqueue")
+            for pl in at("preEnqueue")
+        ]
+        queue_sort = [
+            pl if isinstance(pl, QueueSortPlugin) else refuse(pl, "queueSort")
+            for pl in at("queueSort")
+        ]
         self.queue_sort_plugin: QueueSortPlugin | None = queue_sort[0] if queue_sort else None
-        self.pre_filter_plugins = cast("list[PreFilterPlugin]", at("preFilter"))
-        self.filter_plugins = cast("list[FilterPlugin]", at("filter"))
+        self.pre_filter_plugins = [
+            pl if isinstance(pl, PreFilterPlugin) else refuse(pl, "preFilter")
+            for pl in at("preFilter")
+        ]
+        self.filter_plugins = [
+            pl if isinstance(pl, FilterPlugin) else refuse(pl, "filter") for pl in at("filter")
+        ]
         self._batch_judges = {pl.name: _batch_judge(pl) for pl in self.filter_plugins}
-        self.post_filter_plugins = cast("list[PostFilterPlugin]", at("postFilter"))
-        self.pre_score_plugins = cast("list[PreScorePlugin]", at("preScore"))
-        self.score_plugins = cast("list[ScorePlugin]", at("score"))
+        self.post_filter_plugins = [
+            pl if isinstance(pl, PostFilterPlugin) else refuse(pl, "postFilter")
+            for pl in at("postFilter")
+        ]
+        self.pre_score_plugins = [
+            pl if isinstance(pl, PreScorePlugin) else refuse(pl, "preScore")
+            for pl in at("preScore")
+        ]
+        self.score_plugins = [
+            pl if isinstance(pl, ScorePlugin) else refuse(pl, "score") for pl in at("score")
+        ]
         self.score_weights = [profile.score_weights.get(pl.name, 1) for pl in self.score_plugins]
         #: Per score plugin, looked up once: (plugin, weight, score_nodes, normalize_score).
         self._score_steps: list[
@@ -195,11 +229,22 @@ class Framework:
             (pl, weight, getattr(pl, "score_nodes", None), getattr(pl, "normalize_score", None))
             for pl, weight in zip(self.score_plugins, self.score_weights, strict=True)
         ]
-        self.reserve_plugins = cast("list[ReservePlugin]", at("reserve"))
-        self.permit_plugins = cast("list[PermitPlugin]", at("permit"))
-        self.pre_bind_plugins = cast("list[PreBindPlugin]", at("preBind"))
-        self.bind_plugins = cast("list[BindPlugin]", at("bind"))
-        self.post_bind_plugins = cast("list[PostBindPlugin]", at("postBind"))
+        self.reserve_plugins = [
+            pl if isinstance(pl, ReservePlugin) else refuse(pl, "reserve") for pl in at("reserve")
+        ]
+        self.permit_plugins = [
+            pl if isinstance(pl, PermitPlugin) else refuse(pl, "permit") for pl in at("permit")
+        ]
+        self.pre_bind_plugins = [
+            pl if isinstance(pl, PreBindPlugin) else refuse(pl, "preBind") for pl in at("preBind")
+        ]
+        self.bind_plugins = [
+            pl if isinstance(pl, BindPlugin) else refuse(pl, "bind") for pl in at("bind")
+        ]
+        self.post_bind_plugins = [
+            pl if isinstance(pl, PostBindPlugin) else refuse(pl, "postBind")
+            for pl in at("postBind")
+        ]
 
     # -- Handle --------------------------------------------------------------------------
 

@@ -23,11 +23,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import aiohttp
-from kubernetes_asyncio import client as k8s
-
 from multisched.meta import object_key
-from multisched.transport import ApiError, Resource, decode_json, list_pages, raise_for_status
+from multisched.transport import (
+    ApiClient,
+    ApiError,
+    Resource,
+    TransportError,
+    decode_json,
+    list_pages,
+    watch,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -91,7 +96,7 @@ def tombstone(key: str, uid: str) -> dict[str, Any]:
 
 #: What ends a watch or a list without being a bug of ours.
 TRANSIENT = (
-    aiohttp.ClientError,
+    TransportError,
     TimeoutError,
     OSError,
     ApiError,
@@ -105,7 +110,7 @@ class Informer:
 
     def __init__(
         self,
-        api_client: k8s.ApiClient,
+        api_client: ApiClient,
         resource: Resource,
         on_upsert: Handler,
         on_delete: Handler,
@@ -285,43 +290,26 @@ class Informer:
             query.append(("fieldSelector", self.field_selector))
         if self.label_selector:
             query.append(("labelSelector", self.label_selector))
-        connect = self.settings.request_timeout_seconds
-        resp = await self.api_client.call_api(
-            self.resource.path(),
-            "GET",
-            query_params=query,
-            header_params={"Accept": "application/json"},
-            auth_settings=["BearerToken"],
-            _preload_content=False,
+        opened = watch(
+            self.api_client,
+            self.resource,
+            query,
+            connect_timeout=self.settings.request_timeout_seconds,
             # The server ends the stream at ``timeout``; the read timeout only catches a
             # server that went silent without closing the connection.
-            _request_timeout=aiohttp.ClientTimeout(
-                total=None, connect=connect, sock_connect=connect, sock_read=timeout + 30.0
-            ),
+            read_timeout=timeout + 30.0,
         )
         try:
-            if resp.status != 200:
-                raw = await resp.read()
-                if resp.status == 410:
-                    raise Gone()
-                raise_for_status(resp.status, raw, str(resp.reason or ""))
-            self._recovered()
-            started, lines = time.monotonic(), 0
-            buffer = bytearray()
-            async for chunk in resp.content.iter_any():
-                buffer += chunk
-                start = 0
-                while (end := buffer.find(b"\n", start)) >= 0:
-                    line = bytes(buffer[start:end])
-                    start = end + 1
-                    if line.strip():
-                        lines += 1
-                        self._on_line(line)
-                del buffer[:start]
-            if not lines and time.monotonic() - started < 1.0:
-                raise ClosedAtOnce(f"the watch of {self.resource} closed at once")
-        finally:
-            resp.release()
+            async with opened as stream:
+                self._recovered()
+                started = time.monotonic()
+                lines = await stream.lines(self._on_line)
+        except ApiError as exc:
+            if exc.status == 410:
+                raise Gone() from exc
+            raise
+        if not lines and time.monotonic() - started < 1.0:
+            raise ClosedAtOnce(f"the watch of {self.resource} closed at once")
 
     def _on_line(self, line: bytes) -> None:
         try:

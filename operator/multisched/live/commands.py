@@ -131,7 +131,7 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
 
 @without_gc
 def cmd_explain(args: argparse.Namespace, load_one: LoadOne, read_configs: ReadConfigs) -> int:
-    from multisched.report import as_records, render
+    from multisched.report import as_records, render, settled_notes
     from multisched.scheduler import default_registry
     from multisched.scheduler.simulate import InputError
 
@@ -163,6 +163,8 @@ def cmd_explain(args: argparse.Namespace, load_one: LoadOne, read_configs: ReadC
                 args.profile,
             )
         )
+        for line in settled_notes(cluster.settled):
+            print(f"note: {line}", file=sys.stderr)
         sys.stdout.write(render(found.result, "table", True))
         if not found.evaluated_all:
             print(
@@ -178,6 +180,8 @@ def cmd_explain(args: argparse.Namespace, load_one: LoadOne, read_configs: ReadC
         "profile": args.profile or (f"SchedulerProfile/{owner}" if owner else None),
         "evaluatedAllNodes": found.evaluated_all,
     }
+    if cluster.settled:
+        data["settled"] = [c.as_record() for c in cluster.settled]
     if args.output == "json":
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
     else:
@@ -227,7 +231,7 @@ def cmd_simulate_live(
     args: argparse.Namespace, load_one: LoadOne, read_docs: ReadDocs, read_configs: ReadConfigs
 ) -> int:
     """``simulate --from-cluster`` and ``simulate --diff`` (live or from a cluster file)."""
-    from multisched.report import render
+    from multisched.report import render, settled_notes
     from multisched.scheduler import default_registry
     from multisched.scheduler.simulate import InputError
 
@@ -256,7 +260,10 @@ def cmd_simulate_live(
                 args.explain,
                 args.from_cluster,
             )
-            sys.stdout.write(render(result, args.output, args.explain))
+            if args.output == "table":
+                for line in settled_notes(cluster.settled):
+                    print(f"note: {line}", file=sys.stderr)
+            sys.stdout.write(render(result, args.output, args.explain, cluster.settled))
             return 0
         if not proposed:
             return _error("--diff needs --profile (the proposed SchedulerProfile)")

@@ -17,7 +17,7 @@ from multisched.framework import Registry, WaitingPod
 from multisched.meta import object_key
 from multisched.scheduler import Outcome, Scheduler
 from multisched.scheduler.feed import EngineFeed
-from multisched.scheduler.introspect import gang_line, quota_line
+from multisched.scheduler.introspect import EngineView, gang_line, quota_line
 from multisched.scheduler.sim_volumes import SimVolumeController
 from multisched.scheduler.simulate import (
     ClusterInput,
@@ -58,10 +58,10 @@ class DryRunClient:
         if self.scheduler is None:
             return obj
         if self.volumes is None:
-            self.volumes = SimVolumeController(self.scheduler.cache.volumes)
+            self.volumes = SimVolumeController(EngineView.of(self.scheduler).volumes)
         changes = self.volumes.write(kind, obj)
         for changed_kind, changed in changes:
-            self.scheduler.on_storage_object(changed_kind, changed)
+            self.scheduler.feed.on_storage_object(changed_kind, changed)
         return changes[0][1]
 
 
@@ -102,13 +102,13 @@ async def explain(
     scheduler = Scheduler(config, registry, client=client, rng=random.Random(seed))
     client.scheduler = scheduler
     scheduler.explain = True
-    target, current = _load(cluster, scheduler, target_label, target_raw)
+    target, current = _load(cluster, scheduler.feed, target_label, target_raw)
 
     last: dict[str, Outcome] = {}
-    scheduler.on_outcome = lambda o: last.__setitem__(o.pod.uid, o)
+    scheduler.register_outcome_callback(lambda o: last.__setitem__(o.pod.uid, o))
     result = SimulationResult()
     evaluated_all = True
-    if not scheduler.responsible_for(target):
+    if not scheduler.feed.responsible_for(target):
         message = f"no profile for schedulerName {target.scheduler_name!r}; left Pending"
         result.placements.append(Placement(target, "Pending", message=message))
         return Explanation(result, current, evaluated_all)
@@ -116,21 +116,16 @@ async def explain(
         placement = Placement(target, "Pending", message="the pod is being deleted")
         result.placements.append(placement)
         return Explanation(result, current, evaluated_all)
-    scheduler.on_pod(target)
-    qpi = scheduler.queue.pop_nowait()
-    if qpi is None:
+    scheduler.feed.on_pod(target)
+    if await scheduler.schedule_next() is None:  # PreEnqueue held it back
         gates = ", ".join(target.scheduling_gates) or "PreEnqueue"
         placement = Placement(target, "Gated", message=f"waiting for scheduling gate(s): {gates}")
         result.placements.append(placement)
         return Explanation(result, current, evaluated_all)
-    await scheduler.schedule_one(qpi)
-    await scheduler.settle_bindings()
     held = scheduler.held_at_permit()
     if held:
         placement = _held(scheduler, target, held)
-        for _, waiting in held:
-            waiting.reject("", "explained")  # the dry run ends here
-        await scheduler.wait_for_bindings()
+        await scheduler.end_permit_waits("explained")  # the dry run ends here
         result.placements.append(placement)
         return Explanation(result, current, evaluated_all)
     await scheduler.wait_for_bindings()
@@ -140,7 +135,7 @@ async def explain(
     placement.nominated_node = outcome.nominated_node
     placement.outcome = outcome
     if placement.status == "Scheduled" and target.volumes:
-        placement.volumes = volume_report(target, scheduler.cache, client.volumes)
+        placement.volumes = volume_report(target, EngineView.of(scheduler).volumes, client.volumes)
     if outcome.schedule is not None:
         evaluated_all = outcome.schedule.evaluated_nodes >= len(cluster.nodes)
     placement.message = _with_notes(scheduler, target, placement.message)

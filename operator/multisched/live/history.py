@@ -20,11 +20,15 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import aiohttp
 import yaml
-from kubernetes_asyncio import client as k8s
 
-from multisched.transport import ApiError, request_json
+from multisched.transport import (
+    ApiClient,
+    ApiError,
+    ConnectionFailed,
+    TransportError,
+    request_json,
+)
 
 from .reading import LiveError, connect, context_namespace
 
@@ -72,7 +76,7 @@ def owned(rev: dict[str, Any], uid: str, namespace: str) -> bool:
 
 
 async def _history(
-    api: k8s.ApiClient, name: str, namespace: str
+    api: ApiClient, name: str, namespace: str
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     profile = await _get_profile(api, name)
     uid = str(profile["metadata"].get("uid") or "")
@@ -83,7 +87,7 @@ async def _history(
     return profile, sorted(revisions, key=_number)
 
 
-async def _get_profile(api: k8s.ApiClient, name: str) -> dict[str, Any]:
+async def _get_profile(api: ApiClient, name: str) -> dict[str, Any]:
     try:
         return await request_json(api, "GET", f"{PROFILES}/{name}")
     except ApiError as exc:
@@ -130,7 +134,7 @@ def pick(revisions: list[dict[str, Any]], current: str, to: int | None) -> dict[
 
 
 async def _rollback(
-    api: k8s.ApiClient,
+    api: ApiClient,
     name: str,
     namespace: str,
     to: int | None,
@@ -177,7 +181,7 @@ async def _rollback(
 
 
 async def _verdict(
-    api: k8s.ApiClient, name: str, generation: int, timeout: float
+    api: ApiClient, name: str, generation: int, timeout: float
 ) -> dict[str, Any] | None:
     """The operator's Ready condition for ``generation``, once it shows one."""
     deadline = time.monotonic() + timeout
@@ -196,7 +200,7 @@ def _describe(exc: Exception) -> str:
         if exc.status == 403:
             return f"forbidden: {exc.message}"
         return f"{exc.message or exc.reason} ({exc.status})"
-    if isinstance(exc, aiohttp.ClientConnectionError | OSError):
+    if isinstance(exc, ConnectionFailed | OSError):
         return f"cannot reach the API server: {exc}"
     return str(exc) or type(exc).__name__
 
@@ -214,7 +218,7 @@ def _run(args: argparse.Namespace, work: Any) -> int:
         return asyncio.run(_session(args, work))
     except LiveError as exc:
         print(f"error: {exc}", file=sys.stderr)
-    except (ApiError, TimeoutError, aiohttp.ClientError, OSError) as exc:
+    except (ApiError, TimeoutError, TransportError, OSError) as exc:
         print(f"error: {_describe(exc)}", file=sys.stderr)
     return EXIT_INPUT
 
@@ -238,7 +242,7 @@ def cmd_history(args: argparse.Namespace) -> int:
 
     namespace = _namespace(args)
 
-    async def work(api: k8s.ApiClient) -> int:
+    async def work(api: ApiClient) -> int:
         profile, revisions = await _history(api, name, namespace)
         if args.revision is not None:
             target = pick(revisions, "", args.revision)
@@ -264,7 +268,7 @@ def cmd_rollback(args: argparse.Namespace) -> int:
 
     namespace = _namespace(args)
 
-    async def work(api: k8s.ApiClient) -> int:
+    async def work(api: ApiClient) -> int:
         return await _rollback(api, name, namespace, args.to_revision, args.timeout, print)
 
     return _run(args, work)

@@ -19,18 +19,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import inspect
 import json
 import os
 import ssl
 import sys
 from typing import Any
 
-import aiohttp
-from kubernetes_asyncio import client as k8s
-
 from multisched.queue import QueueName
-from multisched.transport import ApiError, request_json
+from multisched.transport import (
+    ApiClient,
+    ApiError,
+    CertificateRejected,
+    TransportError,
+    request_json,
+)
+from multisched.transport.endpoints import EndpointClient
+from multisched.transport.kubeconfig import bearer_token, cluster_ca_file
 
 from .reading import LiveError, connect, context_namespace
 
@@ -67,7 +71,7 @@ def explicit_token(args: argparse.Namespace) -> str | None:
     """``--token``, else ``--token-file``'s content, else ``$MULTISCHED_TOKEN`` (None: none
     was named, so the kubeconfig's is used)."""
     token = _named_token(args)
-    # One header value: a line break would be refused by aiohttp with a traceback.
+    # One header value: a line break would be refused by the HTTP client with a traceback.
     if token is not None and not (token.isprintable() and " " not in token):
         raise UsageError(f"{_token_source(args)} holds no single token (a space or line break)")
     return token
@@ -111,17 +115,7 @@ def check_usage(args: argparse.Namespace) -> None:
         raise UsageError("--certificate-authority and --insecure-skip-tls-verify contradict")
 
 
-async def bearer_token(api: k8s.ApiClient) -> str | None:
-    """The kubeconfig user's bearer token (None for a client certificate, as kind's admin)."""
-    header: Any = api.configuration.get_api_key_with_prefix("BearerToken")
-    if inspect.isawaitable(header):
-        header = await header
-    if not header:
-        return None
-    return str(header).split(" ", 1)[-1]
-
-
-async def discover(api: k8s.ApiClient, namespace: str, selector: str) -> list[str]:
+async def discover(api: ApiClient, namespace: str, selector: str) -> list[str]:
     """The secure endpoints of the running operator pods of ``namespace`` (their ``https``
     port). One namespace only: a pod labelled so elsewhere is anyone's."""
     path = f"/api/v1/namespaces/{namespace}/pods"
@@ -171,7 +165,7 @@ def _untrusted(endpoint: str, error: BaseException) -> str:
 
 
 async def ask(
-    session: aiohttp.ClientSession,
+    client: EndpointClient,
     endpoint: str,
     token: str | None,
     pod: str | None,
@@ -185,35 +179,29 @@ async def ask(
         headers["Authorization"] = f"Bearer {token}"
     params = {"pod": pod} if pod else {}
     url = endpoint.rstrip("/") + PATH
-    # No redirects: the token is for this endpoint alone.
-    async with session.get(
-        url,
-        headers=headers,
-        params=params,
-        ssl=tls,
-        server_hostname=server_name,
-        allow_redirects=False,
-    ) as resp:
-        text = await resp.text()
-        if resp.status != 200:
-            try:
-                message = json.loads(text).get("message") or text
-            except (ValueError, AttributeError):
-                message = text.strip() or resp.reason
-            hint = ""
-            if resp.status in (401, 403) and not token:
-                hint = (
-                    " (--insecure-skip-tls-verify asks without a token, as anonymous: verify "
-                    "the scheduler with --certificate-authority to present one)"
-                    if tls is False
-                    else " (the kubeconfig's user has no bearer token, so it came as anonymous: "
-                    "pass --token-file or $MULTISCHED_TOKEN, e.g. from kubectl create token)"
-                )
-            raise LiveError(f"{endpoint}: {resp.status} {message}{hint}")
-        data = json.loads(text)
-        if not isinstance(data, dict):
-            raise LiveError(f"{endpoint}: not a queue listing")
-        return data
+    # No redirects (EndpointClient follows none): the token is for this endpoint alone.
+    status, reason, text = await client.get(
+        url, headers=headers, params=params, tls=tls, server_name=server_name
+    )
+    if status != 200:
+        try:
+            message = json.loads(text).get("message") or text
+        except (ValueError, AttributeError):
+            message = text.strip() or reason
+        hint = ""
+        if status in (401, 403) and not token:
+            hint = (
+                " (--insecure-skip-tls-verify asks without a token, as anonymous: verify "
+                "the scheduler with --certificate-authority to present one)"
+                if tls is False
+                else " (the kubeconfig's user has no bearer token, so it came as anonymous: "
+                "pass --token-file or $MULTISCHED_TOKEN, e.g. from kubectl create token)"
+            )
+        raise LiveError(f"{endpoint}: {status} {message}{hint}")
+    data = json.loads(text)
+    if not isinstance(data, dict):
+        raise LiveError(f"{endpoint}: not a queue listing")
+    return data
 
 
 async def leader_view(args: argparse.Namespace, pod: str | None) -> dict[str, Any]:
@@ -234,9 +222,9 @@ async def leader_view(args: argparse.Namespace, pod: str | None) -> dict[str, An
         if not insecure:
             token = token or await bearer_token(api)
         if tls is None:
-            # The file kubernetes_asyncio wrote certificate-authority-data to (None: the
+            # The file the kubeconfig's certificate-authority-data was written to (None: the
             # kubeconfig trusts the system's CAs, and so do we).
-            cluster_ca = getattr(api.configuration, "ssl_ca_cert", None)
+            cluster_ca = cluster_ca_file(api)
             try:
                 tls = _tls(cluster_ca)
             except OSError as exc:
@@ -256,21 +244,20 @@ async def leader_view(args: argparse.Namespace, pod: str | None) -> dict[str, An
                 )
     finally:
         await api.close()
-    timeout = aiohttp.ClientTimeout(total=args.timeout)
     views: list[dict[str, Any]] = []
     errors: list[str] = []
-    async with aiohttp.ClientSession(timeout=timeout) as session:
+    async with EndpointClient(args.timeout) as client:
         for endpoint in endpoints:
             try:
-                view = await ask(session, endpoint, token, pod, tls, args.tls_server_name)
+                view = await ask(client, endpoint, token, pod, tls, args.tls_server_name)
             except LiveError as exc:
                 errors.append(str(exc))
                 continue
-            except (aiohttp.ClientConnectorCertificateError, ssl.SSLCertVerificationError) as exc:
+            except (CertificateRejected, ssl.SSLCertVerificationError) as exc:
                 cause = getattr(exc, "certificate_error", exc)
                 errors.append(_untrusted(endpoint, cause))
                 continue
-            except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+            except (TransportError, OSError, TimeoutError) as exc:
                 errors.append(f"{endpoint}: cannot connect: {exc or type(exc).__name__}")
                 continue
             view["endpoint"] = endpoint
@@ -389,7 +376,7 @@ def cmd_queue(args: argparse.Namespace) -> int:
             f"error: cannot find the scheduler's pods: {exc.message or exc.reason}", file=sys.stderr
         )
         return EXIT_FAILED
-    except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+    except (TransportError, OSError, TimeoutError) as exc:
         print(f"error: cannot reach the API server: {exc}", file=sys.stderr)
         return EXIT_FAILED
     if args.output == "json":

@@ -10,14 +10,20 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
-import aiohttp
 import yaml
-from kubernetes_asyncio import client as k8s
 
 from multisched.informer.kinds import GROUPS, STORAGE, WORKLOADS
-from multisched.transport import ApiError, Resource, list_objects
+from multisched.transport import (
+    ApiClient,
+    ApiError,
+    Configuration,
+    ConnectionFailed,
+    Resource,
+    TransportError,
+    list_objects,
+)
 from multisched.transport import kubeconfig as kubeconfig_loader
-from multisched.transport.kubeconfig import kubeconfig_path
+from multisched.transport.kubeconfig import kubeconfig_path, server
 
 NODES = Resource("", "v1", "nodes")
 PODS = Resource("", "v1", "pods")
@@ -69,17 +75,15 @@ def context_namespace(kubeconfig: str | None = None) -> str:
     return ""
 
 
-async def load_configuration(kubeconfig: str | None = None) -> k8s.Configuration:
+async def load_configuration(kubeconfig: str | None = None) -> Configuration:
     try:
         return await kubeconfig_loader.load_configuration(kubeconfig)
     except kubeconfig_loader.KubeconfigError as exc:
         raise LiveError(str(exc)) from None
 
 
-async def connect(kubeconfig: str | None = None) -> k8s.ApiClient:
-    api_client = k8s.ApiClient(await load_configuration(kubeconfig))
-    api_client.user_agent = "multisched"
-    return api_client
+async def connect(kubeconfig: str | None = None) -> ApiClient:
+    return kubeconfig_loader.connect(await load_configuration(kubeconfig), "multisched")
 
 
 def _describe(resource: Resource, exc: Exception, server: str) -> str:
@@ -93,7 +97,7 @@ def _describe(resource: Resource, exc: Exception, server: str) -> str:
         if exc.status == 401:
             return f"{what}: unauthorized: the kubeconfig's credentials were refused"
         return f"{what}: {message} ({exc.status})"
-    if isinstance(exc, aiohttp.ClientConnectionError | OSError):
+    if isinstance(exc, ConnectionFailed | OSError):
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         return f"{what}: cannot reach the API server at {server}: {reason}"
     if isinstance(exc, TimeoutError):
@@ -102,20 +106,20 @@ def _describe(resource: Resource, exc: Exception, server: str) -> str:
 
 
 async def list_kind(
-    api_client: k8s.ApiClient, resource: Resource, timeout: float = 30.0
+    api_client: ApiClient, resource: Resource, timeout: float = 30.0
 ) -> list[dict[str, Any]]:
-    server = str(getattr(api_client.configuration, "host", "") or "?")
+    where = server(api_client) or "?"
     try:
         return (await list_objects(api_client, resource, timeout=timeout)).items
     except ApiError as exc:
         if resource in OPTIONAL and exc.status == 404:
             return []
-        raise LiveError(_describe(resource, exc, server)) from None
-    except (TimeoutError, aiohttp.ClientError, OSError) as exc:
-        raise LiveError(_describe(resource, exc, server)) from None
+        raise LiveError(_describe(resource, exc, where)) from None
+    except (TimeoutError, TransportError, OSError) as exc:
+        raise LiveError(_describe(resource, exc, where)) from None
 
 
-async def read_cluster(api_client: k8s.ApiClient) -> LiveCluster:
+async def read_cluster(api_client: ApiClient) -> LiveCluster:
     """Every object scheduling reads, listed concurrently; finished pods are left out.
 
     Storage, group and workload kinds the account may not list (or the cluster does not

@@ -1,203 +1,57 @@
-"""The scheduler's writes to the API server: bindings, preemption, events, status patches.
+"""The scheduler's writes to the API server: bindings, preemption, storage updates, events
+and status patches, in the scheduler's terms, on transport's ``Api``.
 
-Requests go through kubernetes_asyncio's ``ApiClient`` (auth, TLS, token refresh) but bodies
-are plain JSON both ways: the generated models cannot read a Binding response ("Invalid
-value for `target`, must not be `None`"), and MicroTime round-trips are lossy, so no
-model decoding happens here.
-
-Writes happen only while ``may_write()`` holds (the leader elector owns that truth). It is
-asked before a write and again when the connection is in hand, right before the request
-goes on the wire: a replica frozen past its lease must not send what it prepared before.
-Transport failures become ``ApiUnreachable``; ``Reachability`` logs an outage once.
-Scheduling events and PodScheduled patches go through the ``Recorder`` (off the hot path).
+Bodies are plain JSON both ways: the generated models cannot read a Binding response
+("Invalid value for `target`, must not be `None`"), and MicroTime round-trips are lossy.
+Writes happen only while ``may_write()`` holds (the leader elector owns that truth): it is
+the guard of every write, asked before it and again right before it goes on the wire.
+Transport's failures become the scheduler's: no answer is ``ApiUnreachable``
+(``ApiUnavailable``), a guard that did not hold is ``NotLeader`` (``NotLeading``).
+Scheduling events and PodScheduled patches are queued in the ``Recorder``, which sends
+them itself (off the hot path).
 """
 
 from __future__ import annotations
 
-import contextvars
-import json
 import logging
 import re
 import socket
-import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
-from urllib.parse import urlencode
-
-import aiohttp
-import orjson
-from kubernetes_asyncio import client as k8s
 
 from multisched.cache import PodInfo
 from multisched.cache.volumes import PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM
 from multisched.framework import ApiUnavailable, BindingConflict, NotLeading
 from multisched.meta import now_time
-from multisched.transport import ApiError
-from multisched.transport.internals import request_options, session_of, wrap_connect
+from multisched.transport import MERGE_PATCH, Api, ApiError, NotSent, RecordWrites, Unreachable
 
 from .options import COMPONENT
-from .recorder import Reachability, Recorder
+from .recorder import Recorder
 
 logger = logging.getLogger(__name__)
 
 #: Upstream truncates event notes to 1 kB (events.k8s.io validation).
 EVENT_MESSAGE_LIMIT = 1024
-MERGE_PATCH = "application/merge-patch+json"
-STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 
 
 class NotLeader(NotLeading):
     """This replica lost the lease; it must not write bindings any more."""
 
 
-class ApiUnreachable(ApiError, ApiUnavailable):
+class ApiUnreachable(Unreachable, ApiUnavailable):
     """No answer from the API server (status 0). An ``ApiError`` for callers that handle
     those, an ``ApiUnavailable`` for the scheduler (``maybe_sent``: outcome unknown)."""
 
-    def __init__(self, message: str, maybe_sent: bool) -> None:
-        Exception.__init__(self, message)
-        self.status = 0
-        self.message = message
-        self.maybe_sent = maybe_sent
 
+def scheduler_error(exc: Unreachable | NotSent) -> Exception:
+    """Transport's failure as the scheduler knows it, with the same text."""
+    if isinstance(exc, Unreachable):
+        return ApiUnreachable(exc.message, exc.maybe_sent)
+    return NotLeader(str(exc))
 
-#: Answers that say the request was not processed at all: 503 (the API server is shutting
-#: down, or not ready) and 429 (API Priority and Fairness turned it away).
-_NOT_PROCESSED = frozenset({429, 503})
 
 #: 409 text of pods/binding when the pod already has a node (registry/core/pod/storage).
 _ASSIGNED = re.compile(r'already assigned to node "([^"]*)"')
-
-#: The write guard of the request being made in this task (read by the wire hook).
-_WIRE_GUARD: contextvars.ContextVar[Callable[[], bool] | None] = contextvars.ContextVar(
-    "multisched_wire_guard", default=None
-)
-
-
-class _WireGuardedConnect:
-    """A connector's ``connect``, followed by the write guard: it runs when the connection
-    is in hand, after every await that precedes the send. (A TraceConfig hook would see the
-    same moment, through ten signal dispatches per request: a fifth of a request's CPU.)"""
-
-    def __init__(self, connect: Callable[..., Awaitable[Any]]) -> None:
-        self._connect = connect
-
-    async def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        conn = await self._connect(*args, **kwargs)
-        guard = _WIRE_GUARD.get()
-        if guard is not None and not guard():
-            conn.release()  # back to the pool, unused
-            raise NotLeader("not the leader any more; request not sent")
-        return conn
-
-
-def _transport_error(exc: BaseException) -> ApiUnreachable:
-    """A connect failure sent nothing; anything later may have reached the server."""
-    sent = not isinstance(exc, aiohttp.ClientConnectorError | aiohttp.ConnectionTimeoutError)
-    text = str(exc) or type(exc).__name__
-    return ApiUnreachable(f"API server unreachable: {text}", maybe_sent=sent)
-
-
-def _encode(body: Mapping[str, Any]) -> bytes:
-    """JSON for the wire: orjson, or the standard library for what orjson refuses
-    (integers beyond 64 bits a user may put in plugin args, for one)."""
-    try:
-        return orjson.dumps(dict(body))
-    except TypeError:
-        return json.dumps(dict(body)).encode()
-
-
-def _decode_slowly(raw: bytes) -> Any:
-    """What orjson refuses but JSON allows (nesting beyond 1,024 levels, which a
-    SchedulerProfile may hold), or a body that is no JSON at all (its text, as a message)."""
-    try:
-        return json.loads(raw)
-    except (ValueError, RecursionError):
-        return {"message": raw.decode(errors="replace")[:200]}
-
-
-class Api:
-    """Raw JSON requests with the ApiClient's session, TLS and authentication.
-
-    The hot writes (a binding and an event per pod) go straight to the ApiClient's aiohttp
-    session: ``call_api``'s per-request body sanitising, header tuples and regex cost a
-    fifth of a request's CPU, and its rate of two requests per pod matters.
-    """
-
-    def __init__(
-        self,
-        api_client: k8s.ApiClient,
-        timeout: float = 30.0,
-        reachability: Reachability | None = None,
-    ) -> None:
-        self.api_client = api_client
-        self.reachability = reachability or Reachability()
-        self._timeout = aiohttp.ClientTimeout(total=timeout)
-        self._session = session_of(api_client)
-        self._extra = request_options(api_client)
-        wrap_connect(self._session, _WireGuardedConnect)
-
-    async def request(
-        self,
-        method: str,
-        path: str,
-        body: Mapping[str, Any] | None = None,
-        *,
-        content_type: str = "application/json",
-        query: list[tuple[str, str]] | None = None,
-        guard: Callable[[], bool] | None = None,
-        kind: str = "other requests",
-    ) -> dict[str, Any]:
-        """``guard``: the request is sent only while it holds (checked now and on the wire).
-        ``kind`` names the request in the outage summary ("bindings", "events", ...)."""
-        if guard is not None and not guard():
-            raise NotLeader("not the leader any more; request not sent")
-        headers = {
-            **self.api_client.default_headers,
-            "Accept": "application/json",
-            "Content-Type": content_type,
-        }
-        # The ApiClient's own auth step (an exec plugin's or OIDC token is refreshed here).
-        try:
-            await self.api_client.update_params_for_auth(headers, [], ["BearerToken"])
-        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
-            self.reachability.unreachable(kind, exc)
-            raise ApiUnreachable(f"cannot authenticate: {exc}", maybe_sent=False) from None
-        url = f"{self.api_client.configuration.host}{path}"
-        if query:
-            url = f"{url}?{urlencode(query)}"
-        data = _encode(body) if body is not None else None
-        token = _WIRE_GUARD.set(guard)
-        sent_at = self.reachability.clock()
-        try:
-            async with self._session.request(
-                method, url, data=data, headers=headers, timeout=self._timeout, **self._extra
-            ) as resp:
-                raw = await resp.read()
-                status, reason = resp.status, resp.reason
-        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
-            self.reachability.unreachable(kind, exc)
-            raise _transport_error(exc) from None
-        finally:
-            _WIRE_GUARD.reset(token)
-        data_out: Any = {}
-        if raw:
-            try:
-                data_out = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                data_out = _decode_slowly(raw)
-        message = data_out.get("message", "") if isinstance(data_out, dict) else ""
-        if status in _NOT_PROCESSED:
-            # "apiserver is shutting down", or throttled: nothing was stored, and the same
-            # request may be sent again; not a refusal of this request (client-go retries).
-            # The server did answer, so this is no outage of its own: a graceful shutdown
-            # answers some requests and turns others away, and logging each flip would be
-            # noise; the lost connections that follow are logged once, as an outage.
-            raise ApiUnreachable(f"{message or reason} ({status})", maybe_sent=False)
-        self.reachability.answered(sent_at)
-        if not 200 <= status < 300:
-            raise ApiError(status, str(message or ""), str(reason or ""))
-        return data_out if isinstance(data_out, dict) else {}
 
 
 def _ref(obj: Mapping[str, Any], api_version: str, kind: str) -> dict[str, Any]:
@@ -237,11 +91,14 @@ class KubeClient:
         self.is_pending = is_pending
         #: Whether this replica may write now (it leads, or election is off).
         self.may_write: Callable[[], bool] = may_write or (lambda: True)
-        self.recorder = Recorder(self, self._guard, reachable=lambda: api.reachability.reachable)
-        #: What each pod's queued status patch writes (by uid): its PodScheduled=False and
-        #: its nomination go out together, through one recorder key, in the order set.
-        self._statuses: dict[str, _PendingStatus] = {}
-        self.recorder.on_patches_dropped.append(self._statuses.clear)
+        #: Events and pod statuses, written through the Api under the write guard.
+        self.writes = RecordWrites(api, self._guard)
+        self.recorder = Recorder(
+            self.writes,
+            self._guard,
+            reachable=lambda: api.reachability.reachable,
+            is_pending=is_pending,
+        )
         api.reachability.reporters.append(self.recorder.take_dropped)
         api.reachability.on_unreachable.append(self.recorder.release)
 
@@ -272,8 +129,8 @@ class KubeClient:
             await self.api.request(
                 "POST", _pod_path(pod, "binding"), body, guard=self._guard, kind="bindings"
             )
-        except ApiUnreachable:
-            raise
+        except (Unreachable, NotSent) as exc:
+            raise scheduler_error(exc) from None
         except ApiError as exc:
             if exc.status in (404, 409):
                 match = _ASSIGNED.search(exc.message) if exc.status == 409 else None
@@ -296,7 +153,9 @@ class KubeClient:
             "lastTransitionTime": now_time(),
         }
         try:
-            await self._patch_condition(pod, condition)
+            await self.writes.patch_pod_status(pod.namespace, pod.name, {"conditions": [condition]})
+        except NotSent as exc:
+            raise scheduler_error(exc) from None
         except ApiError as exc:
             if exc.status == 404:
                 return
@@ -309,6 +168,8 @@ class KubeClient:
             await self.api.request(
                 "DELETE", _pod_path(pod), body, guard=self._guard, kind="preemptions"
             )
+        except (Unreachable, NotSent) as exc:
+            raise scheduler_error(exc) from None
         except ApiError as exc:
             if exc.status in (404, 409):  # gone, or a new pod took the name
                 return
@@ -320,7 +181,7 @@ class KubeClient:
         a direct patch could land before a queued one it is newer than."""
         if not self.may_write():
             raise NotLeader("not the leader any more; nomination skipped")
-        self._queue_status(pod, None, node_name)
+        self.recorder.record_status(pod, None, node_name)
 
     async def update_storage_object(self, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
         """PUT a PV or claim (the volume binder's PreBind writes); a 409 means it changed
@@ -335,7 +196,12 @@ class KubeClient:
             )
         else:
             raise ValueError(f"the scheduler writes no {kind}")
-        return await self.api.request("PUT", path, obj, guard=self._guard, kind="volume bindings")
+        try:
+            return await self.api.request(
+                "PUT", path, obj, guard=self._guard, kind="volume bindings"
+            )
+        except (Unreachable, NotSent) as exc:
+            raise scheduler_error(exc) from None
 
     # -- SchedulingEvents (queued: these never wait for the API server) --------------------
 
@@ -351,73 +217,8 @@ class KubeClient:
         if self.is_pending is not None and not self.is_pending(pod.uid):
             return  # bound (maybe by someone else) or deleted meanwhile
         self._pod_event(pod, "Warning", "FailedScheduling", message, profile, "Scheduling")
-        self._queue_status(pod, (reason, message), None)
+        self.recorder.record_status(pod, (reason, message), None)
         await self.recorder.room()  # the scheduling loop keeps pace with its reports
-
-    def _queue_status(
-        self, pod: PodInfo, condition: tuple[str, str] | None, nominated: str | None
-    ) -> None:
-        """Merges into the pod's pending status patch (newer parts win) and queues it."""
-        pending = self._statuses.get(pod.uid)
-        if pending is None:
-            pending = self._statuses[pod.uid] = _PendingStatus(pod)
-        pending.pod = pod
-        if condition is not None:
-            pending.condition = condition
-        if nominated is not None:
-            pending.nominated = nominated
-        uid = pod.uid
-        self.recorder.record_patch(("PodScheduled", uid), lambda: self._write_status(uid))
-
-    async def _write_status(self, uid: str) -> None:
-        """The pod's pending PodScheduled=False and nomination in one patch (upstream
-        ``updatePod``); the condition is skipped when the pod already has it."""
-        pending = self._statuses.pop(uid, None)
-        if pending is None:
-            return  # written by an earlier job of the same key
-        pod = pending.pod
-        if self.is_pending is not None and not self.is_pending(uid):
-            return  # bound or deleted while this waited in the recorder
-        status = pod.raw.get("status") or {}
-        patch: dict[str, Any] = {}
-        # Written whatever ``pod`` says: it may predate this scheduler's own last write.
-        if pending.nominated is not None:
-            patch["nominatedNodeName"] = pending.nominated or None
-        if pending.condition is not None:
-            generation = int((pod.raw.get("metadata") or {}).get("generation") or 0)
-            condition = _pod_scheduled_false(status, *pending.condition, generation)
-            if condition is not None:
-                patch["conditions"] = [condition]
-        if not patch:
-            return
-        try:
-            await self._patch_status(pod, patch)
-        except ApiUnavailable:
-            # The recorder sends this key again (or a newer job of it): keep what is not
-            # newer meanwhile.
-            newer = self._statuses.setdefault(uid, pending)
-            if newer is not pending:
-                newer.condition = newer.condition or pending.condition
-                if newer.nominated is None:
-                    newer.nominated = pending.nominated
-            raise
-        except ApiError as exc:
-            if exc.status != 404:
-                raise
-
-    async def _patch_condition(self, pod: PodInfo, condition: dict[str, Any]) -> None:
-        """Strategic-merge one condition into the pod's status (merged by ``type``)."""
-        await self._patch_status(pod, {"conditions": [condition]})
-
-    async def _patch_status(self, pod: PodInfo, status: dict[str, Any]) -> None:
-        await self.api.request(
-            "PATCH",
-            _pod_path(pod, "status"),
-            {"status": status},
-            content_type=STRATEGIC_MERGE_PATCH,
-            guard=self._guard,
-            kind="status patches",
-        )
 
     def _pod_event(
         self, pod: PodInfo, type_: str, reason: str, message: str, component: str, action: str
@@ -445,7 +246,7 @@ class KubeClient:
         body = self._event_body(involved, namespace, type_, reason, message, component, action)
         stamp = now_time()
         body.update(firstTimestamp=stamp, lastTimestamp=stamp, count=1)
-        await self.create_event(body)
+        await self.writes.create_event(body)
 
     def _event_body(
         self,
@@ -475,38 +276,6 @@ class KubeClient:
             body["action"] = action
         return body
 
-    # -- recorder.EventSink ---------------------------------------------------------------
-
-    async def create_event(self, body: dict[str, Any]) -> str:
-        meta = body["metadata"]
-        name = (
-            meta.get("name") or f"{body['involvedObject'].get('name', 'object')}.{time.time_ns():x}"
-        )
-        body = {**body, "metadata": {**meta, "name": name}}
-        try:
-            await self.api.request(
-                "POST",
-                f"/api/v1/namespaces/{meta['namespace']}/events",
-                body,
-                guard=self._guard,
-                kind="events",
-            )
-        except ApiError as exc:
-            if exc.status != 409:
-                raise
-            # AlreadyExists: the POST of a retry whose first answer was lost; stored once.
-        return name
-
-    async def patch_event(self, namespace: str, name: str, patch: dict[str, Any]) -> None:
-        await self.api.request(
-            "PATCH",
-            f"/api/v1/namespaces/{namespace}/events/{name}",
-            patch,
-            content_type=MERGE_PATCH,
-            guard=self._guard,
-            kind="events",
-        )
-
     async def patch_cluster_status(
         self, group: str, version: str, plural: str, name: str, status: Mapping[str, Any]
     ) -> None:
@@ -519,48 +288,3 @@ class KubeClient:
             guard=self._guard,
             kind="status patches",
         )
-
-
-class _PendingStatus:
-    """A pod's status patch waiting in the recorder: the latest pod object, and the
-    PodScheduled=False (reason, message) and nomination ("" clears) to write, if any."""
-
-    __slots__ = ("condition", "nominated", "pod")
-
-    def __init__(self, pod: PodInfo) -> None:
-        self.pod = pod
-        self.condition: tuple[str, str] | None = None
-        self.nominated: str | None = None
-
-
-def _pod_scheduled_false(
-    status: Mapping[str, Any], reason: str, message: str, generation: int = 0
-) -> dict[str, Any] | None:
-    """The PodScheduled=False condition to write, or None when the pod already has it.
-
-    ``observedGeneration`` is the pod's generation (PodObservedGenerationTracking, GA in
-    v1.35); as upstream's ``UpdatePodCondition``, a change of it alone writes nothing."""
-    current = next(
-        (c for c in status.get("conditions") or () if c.get("type") == "PodScheduled"),
-        None,
-    )
-    if current is not None and (
-        current.get("status"),
-        current.get("reason"),
-        current.get("message"),
-    ) == ("False", reason, message):
-        return None
-    since = (
-        current.get("lastTransitionTime")
-        if current is not None and current.get("status") == "False"
-        else None
-    )
-    return {
-        "type": "PodScheduled",
-        "status": "False",
-        "reason": reason,
-        "message": message,
-        "lastProbeTime": None,
-        "lastTransitionTime": since or now_time(),
-        **({"observedGeneration": generation} if generation else {}),
-    }

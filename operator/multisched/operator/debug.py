@@ -11,22 +11,24 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from kubernetes_asyncio import client as k8s
-
-from multisched.cache import Cache
-from multisched.cache.comparer import CacheDiff, compare
 from multisched.config import component_config
+from multisched.framework import QueuedPodInfo
 from multisched.meta import time_at
-from multisched.queue import QueuedPodInfo, QueueName, SchedulingQueue
 from multisched.scheduler import Scheduler
-from multisched.scheduler.introspect import gang_line, quota_line
-from multisched.transport import JSON, METADATA_ONLY, ApiError, list_pages
+from multisched.scheduler.introspect import (
+    QUEUE_NAMES,
+    CacheDiff,
+    EngineView,
+    gang_line,
+    quota_line,
+)
+from multisched.transport import JSON, METADATA_ONLY, ApiClient, ApiError, list_pages
 
 from .handlers_sync import NOT_ACCEPTABLE
 from .intake import ASSIGNED_PODS, NODES, PODS
 from .profiles import ProfileBook
 
-QUEUES = tuple(QueueName)
+QUEUES = QUEUE_NAMES
 #: Pods listed by ``/debug/queue`` without ``?pod=`` (the counts are always complete).
 DEFAULT_LIMIT = 500
 #: The most pods one answer lists, whatever ``limit`` asks: the view is built in memory.
@@ -43,7 +45,7 @@ def _stamp(seconds: float | None) -> str | None:
     return time_at(seconds)
 
 
-def pod_entry(queue: SchedulingQueue, where: str, qpi: QueuedPodInfo) -> dict[str, Any]:
+def pod_entry(engine: EngineView, where: str, qpi: QueuedPodInfo) -> dict[str, Any]:
     """One queued pod: where it is, its attempts, why it failed last, what woke it last
     and what would wake it next."""
     pod = qpi.pod
@@ -61,20 +63,17 @@ def pod_entry(queue: SchedulingQueue, where: str, qpi: QueuedPodInfo) -> dict[st
         "wokenAt": _stamp(qpi.woken_at),
     }
     if where in ("unschedulable", "gated"):
-        entry["waitingFor"] = queue.waits_for(qpi)
+        entry["waitingFor"] = engine.waits_for(qpi)
     if where == "backoff":
-        entry["backoffRemainingSeconds"] = round(
-            max(0.0, queue.backoff_expiry(qpi) - queue.clock()), 3
-        )
-    nominated = queue.nominator.nominated_node(pod.uid)
+        entry["backoffRemainingSeconds"] = round(engine.backoff_remaining(qpi), 3)
+    nominated = engine.nominated_node(pod.uid)
     if nominated:
         entry["nominatedNodeName"] = nominated
     return entry
 
 
 def queue_view(
-    queue: SchedulingQueue,
-    cache: Cache,
+    engine: EngineView,
     *,
     leading: bool,
     pod: str | None = None,
@@ -85,14 +84,14 @@ def queue_view(
     counts: dict[str, dict[str, int]] = {}
     pods: list[dict[str, Any]] = []
     total = 0
-    for where, qpi in queue.entries():
+    for where, qpi in engine.queued_pods():
         per = counts.setdefault(qpi.pod.scheduler_name, dict.fromkeys(QUEUES, 0))
         per[where] += 1
         if pod is not None and qpi.pod.key != pod:
             continue
         total += 1
         if len(pods) < limit:
-            entry = pod_entry(queue, where, qpi)
+            entry = pod_entry(engine, where, qpi)
             if notes is not None:
                 entry.update(notes(qpi))
             pods.append(entry)
@@ -100,15 +99,16 @@ def queue_view(
     if total > len(pods):
         view["truncated"] = total - len(pods)
     if pod is not None and not pods:
-        view["notQueued"] = _not_queued(cache, pod)
+        view["notQueued"] = _not_queued(engine, pod)
     return view
 
 
-def _not_queued(cache: Cache, key: str) -> str:
-    for cached in cache.pods():
-        if cached.key == key:
-            state = "assumed on" if cache.is_assumed(cached.uid) else "bound to"
-            return f"pod {key} is not in the queue: it is {state} {cached.node_name}"
+def _not_queued(engine: EngineView, key: str) -> str:
+    cached = engine.cached_pod(key)
+    if cached is not None:
+        node, assumed = cached
+        state = "assumed on" if assumed else "bound to"
+        return f"pod {key} is not in the queue: it is {state} {node}"
     return (
         f"pod {key} is not in the queue: it is unknown to this scheduler (no such pending "
         "pod, or its schedulerName is not served here)"
@@ -155,7 +155,7 @@ def node_names(items: Iterable[Mapping[str, Any]]) -> set[str]:
     return {str((n.get("metadata") or {}).get("name")) for n in items}
 
 
-async def compare_with_api(cache: Cache, api_client: k8s.ApiClient) -> CacheDiff:
+async def compare_with_api(engine: EngineView, api_client: ApiClient) -> CacheDiff:
     """The cache against a fresh listing of nodes and assigned pods, read a page at a time:
     of each page only what ``compare`` needs is kept (a node's name; a pod's uid, key and
     node), so memory stays flat in the cluster's size (a decoded pod is tens of KB).
@@ -182,7 +182,7 @@ async def compare_with_api(cache: Cache, api_client: k8s.ApiClient) -> CacheDiff
         api_client, PODS, field_selector=ASSIGNED_PODS, page_size=PAGE_SIZE
     ):
         assigned_pods(page.items, into=pods)
-    return compare(cache, names, pods)
+    return engine.compare(names, pods)
 
 
 def diff_document(diff: CacheDiff) -> dict[str, Any]:

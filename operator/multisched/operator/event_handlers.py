@@ -22,12 +22,10 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import Any
 
-import aiohttp
-
 from multisched.cache import NodeError, PodError, PodInfo
 from multisched.informer.kinds import GROUPS, STORAGE, WORKLOADS
 from multisched.scheduler.feed import EngineFeed
-from multisched.transport import ApiError
+from multisched.transport import ApiError, TransportError
 
 from .client import KubeClient
 from .group_status import GroupStatusController
@@ -181,7 +179,7 @@ class ClusterEventHandlers:
                     except StopAsyncIteration:
                         self.unclaimed.discard(name)
                         break
-                    except (TimeoutError, ApiError, aiohttp.ClientError, OSError, ValueError) as e:
+                    except (TimeoutError, ApiError, TransportError, OSError, ValueError) as e:
                         self._unlisted(name, e)
                         break
                     for body in items:

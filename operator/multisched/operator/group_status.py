@@ -22,9 +22,7 @@ from urllib.parse import quote
 from multisched.cache import ELASTIC_QUOTA, POD_GROUP, POD_GROUP_LABEL, GroupStore, Resource
 from multisched.cache.resources import format_amount
 from multisched.meta import now_time
-from multisched.transport import ApiError
-
-from .client import MERGE_PATCH, Api, NotLeader
+from multisched.transport import MERGE_PATCH, Api, ApiError, NotSent
 
 logger = logging.getLogger(__name__)
 
@@ -246,7 +244,7 @@ class GroupStatusController:
     async def _attempt(self, work: Any, key: tuple[str, str, str]) -> None:
         try:
             await work
-        except NotLeader:
+        except NotSent:
             return
         except Exception as exc:
             kind, namespace, name = key

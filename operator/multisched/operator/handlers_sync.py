@@ -25,11 +25,15 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-import aiohttp
-from kubernetes_asyncio import client as k8s
-
 from multisched.meta import object_key
-from multisched.transport import JSON, METADATA_ONLY, ApiError, list_pages
+from multisched.transport import (
+    JSON,
+    METADATA_ONLY,
+    ApiClient,
+    ApiError,
+    TransportError,
+    list_pages,
+)
 
 from .intake import PODS, UNASSIGNED_PODS
 
@@ -50,7 +54,7 @@ NOT_ACCEPTABLE = 406
 PendingLister = Callable[[], Awaitable[set[str]]]
 
 
-def pending_lister(api_client: k8s.ApiClient) -> PendingLister:
+def pending_lister(api_client: ApiClient) -> PendingLister:
     """The unscheduled pods kopf watches, listed as their metadata only (whole, from a server
     that does not offer that: 406 Not Acceptable)."""
     accept = METADATA_ONLY
@@ -157,7 +161,7 @@ class HandlersSync:
         while True:
             try:
                 return await self._lister()
-            except (ApiError, aiohttp.ClientError, OSError, TimeoutError, ValueError) as exc:
+            except (ApiError, TransportError, OSError, TimeoutError, ValueError) as exc:
                 if time.monotonic() + QUIET_SECONDS >= deadline:
                     logger.warning(
                         "cannot list the pending pods (%s): scheduling starts without "

@@ -1,4 +1,4 @@
-"""``/healthz``, ``/livez`` and ``/readyz`` on one small plain-HTTP aiohttp server: the
+"""``/healthz``, ``/livez`` and ``/readyz`` on one small plain-HTTP server: the
 probes, open to anyone, as kube-scheduler leaves them open. ``/metrics`` and the debug
 handlers are on the secure port (secure.py).
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from aiohttp import web
+from multisched.transport.serving import HttpServer, Reply, Request
 
 logger = logging.getLogger(__name__)
 
@@ -25,35 +25,33 @@ class HealthServer:
         port: int,
         ready: Callable[[], bool],
     ) -> None:
-        self.host = host
-        self.port = port
         self._ready = ready
-        self._runner: web.AppRunner | None = None
+        self._server = HttpServer(
+            host,
+            port,
+            {
+                ("GET", "/healthz"): self._healthz,
+                ("GET", "/livez"): self._healthz,
+                ("GET", "/readyz"): self._readyz,
+            },
+        )
 
-    def app(self) -> web.Application:
-        app = web.Application()
-        app.router.add_get("/healthz", self._healthz)
-        app.router.add_get("/livez", self._healthz)
-        app.router.add_get("/readyz", self._readyz)
-        return app
+    @property
+    def port(self) -> int:
+        """The port bound once started (0 asks for any free one)."""
+        return self._server.port
 
     async def start(self) -> None:
-        runner = web.AppRunner(self.app(), access_log=None)
-        await runner.setup()
-        site = web.TCPSite(runner, self.host, self.port)
-        await site.start()
-        self._runner = runner
-        logger.info("health probes on http://%s:%d", self.host, self.port)
+        await self._server.start()
+        logger.info("health probes on http://%s:%d", self._server.host, self._server.port)
 
     async def stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
+        await self._server.stop()
 
-    async def _healthz(self, request: web.Request) -> web.Response:
-        return web.Response(text="ok")
+    async def _healthz(self, request: Request) -> Reply:
+        return Reply(body="ok")
 
-    async def _readyz(self, request: web.Request) -> web.Response:
+    async def _readyz(self, request: Request) -> Reply:
         if self._ready():
-            return web.Response(text="ok")
-        return web.Response(status=503, text="caches not synced yet")
+            return Reply(body="ok")
+        return Reply(503, "caches not synced yet")

@@ -27,10 +27,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kubernetes_asyncio import client as k8s
-
 from multisched.informer.informer import Handler, Informer, InformerSettings
-from multisched.transport import Resource
+from multisched.transport import ApiClient, Resource
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +59,7 @@ class Feed:
 class Intake:
     def __init__(
         self,
-        api_client: k8s.ApiClient,
+        api_client: ApiClient,
         feeds: list[Feed],
         *,
         settings: InformerSettings | None = None,

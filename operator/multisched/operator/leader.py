@@ -26,9 +26,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from multisched.meta import now_micro_time
-from multisched.transport import ApiError
+from multisched.transport import Api, ApiError
 
-from .client import Api
 from .options import LeaderElection
 
 logger = logging.getLogger(__name__)

@@ -21,8 +21,7 @@ from prometheus_client import (
     generate_latest,
 )
 
-from multisched.cache import Cache
-from multisched.queue import SchedulingQueue
+from multisched.scheduler.introspect import EngineView
 
 from .histogram import HistogramSeries, LocklessHistogram
 from .metrics_scrape import ProfilesReady, SchedulerState, upstream_help
@@ -212,9 +211,9 @@ class Metrics:
         self._binding_children: dict[str, tuple[HistogramSeries, Counter]] = {}
         self._recorders: dict[str, ProfileRecorder] = {}
 
-    def track_scheduler(self, queue: SchedulingQueue, cache: Cache) -> None:
-        """Export the queue's and the cache's state, read on each scrape."""
-        self.registry.register(SchedulerState(queue, cache))
+    def track_scheduler(self, engine: EngineView) -> None:
+        """Export the engine's queue and cache state, read on each scrape."""
+        self.registry.register(SchedulerState(engine))
 
     def track_profiles(self, ready: Callable[[], Mapping[str, bool]]) -> None:
         """Export each SchedulerProfile's Ready condition (1/0) on each scrape."""

@@ -9,8 +9,7 @@ from collections.abc import Callable, Iterator, Mapping
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from multisched.cache import Cache
-from multisched.queue import SchedulingQueue
+from multisched.scheduler.introspect import EngineView
 
 #: The scheduling entity every queued pod is (upstream's other one, "podgroup", needs the
 #: GenericWorkload gate, which multisched does not implement).
@@ -26,13 +25,12 @@ class SchedulerState(Collector):
     """``scheduler_pending_pods``, ``scheduler_queued_entities``, the queue's incoming
     counters, ``scheduler_cache_size`` and ``scheduler_unschedulable_pods``."""
 
-    def __init__(self, queue: SchedulingQueue, cache: Cache) -> None:
-        self._queue = queue
-        self._cache = cache
+    def __init__(self, engine: EngineView) -> None:
+        self._engine = engine
 
     def collect(self) -> Iterator[Metric]:
-        queue = self._queue
-        counts = queue.pending_counts()
+        engine = self._engine
+        counts = engine.pending_counts()
         pending = GaugeMetricFamily(
             "scheduler_pending_pods",
             upstream_help(
@@ -55,7 +53,7 @@ class SchedulerState(Collector):
             entities.add_metric([name, POD_ENTITY], count)
         yield pending
         yield entities
-        yield from _incoming(queue.incoming)
+        yield from _incoming(engine.incoming())
         sizes = GaugeMetricFamily(
             "scheduler_cache_size",
             upstream_help(
@@ -63,7 +61,7 @@ class SchedulerState(Collector):
             ),
             labels=["type"],
         )
-        for kind, size in self._cache.sizes().items():
+        for kind, size in engine.cache_sizes().items():
             sizes.add_metric([kind], size)
         yield sizes
         reasons = GaugeMetricFamily(
@@ -76,7 +74,7 @@ class SchedulerState(Collector):
             ),
             labels=["plugin", "profile"],
         )
-        for (plugin, profile), count in sorted(queue.unschedulable_reasons().items()):
+        for (plugin, profile), count in sorted(engine.unschedulable_reasons().items()):
             reasons.add_metric([plugin, profile], count)
         yield reasons
 

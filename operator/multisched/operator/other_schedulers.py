@@ -12,9 +12,7 @@ import sys
 from collections.abc import AsyncGenerator, Callable, Mapping
 from typing import Any
 
-from kubernetes_asyncio import client as k8s
-
-from multisched.transport import list_pages
+from multisched.transport import ApiClient, list_pages
 
 from .intake import PODS, UNASSIGNED_PODS
 
@@ -47,7 +45,7 @@ def pending_selector(scheduler_name: str) -> str:
     return f"{UNASSIGNED_PODS},spec.schedulerName={field_value(scheduler_name)}"
 
 
-def pending_pod_lister(api_client: k8s.ApiClient) -> PendingPodLister:
+def pending_pod_lister(api_client: ApiClient) -> PendingPodLister:
     """Consistent lists (no resourceVersion): never older than what kopf's watch delivered,
     and answered from the watch cache by the API servers supported (ConsistentListFromCache)."""
 

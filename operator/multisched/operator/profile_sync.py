@@ -13,13 +13,16 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-import aiohttp
-from kubernetes_asyncio import client as k8s
-
-from multisched.framework import NotLeading
 from multisched.meta import now_time
 from multisched.scheduler import Scheduler
-from multisched.transport import ApiError, Resource, list_objects
+from multisched.transport import (
+    ApiClient,
+    ApiError,
+    NotSent,
+    Resource,
+    TransportError,
+    list_objects,
+)
 
 from .client import KubeClient
 from .event_handlers import ClusterEventHandlers, object_identity
@@ -38,7 +41,7 @@ class ProfileSync:
         book: ProfileBook,
         scheduler: Scheduler,
         client: KubeClient,
-        api_client: k8s.ApiClient,
+        api_client: ApiClient,
         cluster: ClusterEventHandlers,
         may_write: Callable[[], bool],
         revisions: RevisionKeeper | None = None,
@@ -119,7 +122,7 @@ class ProfileSync:
                 obj.revision = await self.revisions.record(
                     obj.name, obj.uid, obj.generation, obj.applied_spec, obj.annotations
                 )
-            except (ApiError, NotLeading) as exc:
+            except (ApiError, NotSent) as exc:
                 logger.warning(
                     "could not record a revision of SchedulerProfile %s: %s", obj.name, exc
                 )
@@ -162,7 +165,7 @@ class ProfileSync:
         known = {name: obj.uid for name, obj in self.book.objects.items()}
         try:
             listed = await list_objects(self.api_client, PROFILES)
-        except (TimeoutError, ApiError, aiohttp.ClientError, OSError) as exc:
+        except (TimeoutError, ApiError, TransportError, OSError) as exc:
             logger.info("could not list SchedulerProfiles to reconcile them: %s", exc)
             return
         except (ValueError, RecursionError) as exc:

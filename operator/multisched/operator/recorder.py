@@ -1,5 +1,6 @@
 """Events and pod status patches, posted off the scheduling path (client-go's
-EventBroadcaster + EventCorrelator, kopf's posting queue).
+EventBroadcaster + EventCorrelator, kopf's posting queue): the one queue of those writes,
+which it sends itself, through transport (``RecordWrites``).
 
 - Aggregation: an event identical to one still queued (same object, type, reason,
   message, source) only bumps that one's count; identical to one already posted, it
@@ -7,7 +8,8 @@ EventBroadcaster + EventCorrelator, kopf's posting queue).
   object.
 - A per-object token bucket (burst 25, one more every 5 minutes, as client-go's spam
   filter) drops the rest.
-- Pod condition patches are keyed by pod: a newer one replaces a queued older one. They
+- Pod condition patches are keyed by pod: a newer one replaces a queued older one, and a
+  nomination goes out in the same patch as the condition (``record_status``). They
   go out before events, and are never dropped: a pod's PodScheduled=False is what
   cluster-autoscaler scales up for, and an unschedulable pod may wait minutes for its next
   attempt (kube-scheduler writes the condition before it schedules the next pod). One per
@@ -36,9 +38,13 @@ from collections import Counter, OrderedDict
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any, Protocol
 
-from multisched.framework import ApiUnavailable
+from multisched.cache import PodInfo
 from multisched.meta import now_time
 from multisched.scheduler.scheduler import MAX_CONCURRENT_BINDS
+from multisched.transport import ApiError, Unreachable
+from multisched.transport.reachability import describe
+
+from .pod_status import PendingStatus
 
 logger = logging.getLogger(__name__)
 
@@ -60,64 +66,8 @@ RETRY_INITIAL_SECONDS = 0.5
 RETRY_MAX_SECONDS = 10.0
 
 
-class Reachability:
-    """Whether the API server answers; one log line when it stops, one when it is back."""
-
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
-        self.clock = clock
-        self.down_since: float | None = None
-        #: Requests that failed for want of an answer since the outage began, by kind.
-        self.failed: Counter[str] = Counter()
-        #: Extra "what happened meanwhile" figures for the recovery line (e.g. drops).
-        self.reporters: list[Callable[[], dict[str, int]]] = []
-        #: Called when an outage begins (the recorder lets go of the scheduling loop).
-        self.on_unreachable: list[Callable[[], None]] = []
-
-    @property
-    def reachable(self) -> bool:
-        return self.down_since is None
-
-    def unreachable(self, kind: str, error: BaseException) -> None:
-        self.failed[kind] += 1
-        if self.down_since is None:
-            self.down_since = self.clock()
-            logger.warning(
-                "API server unreachable (%s failed: %s); retrying quietly until it is back",
-                kind,
-                describe(error),
-            )
-            for hook in self.on_unreachable:
-                hook()
-
-    def answered(self, sent_at: float | None = None) -> None:
-        """An answer came; ``sent_at`` (this clock) is when its request was sent. A request
-        sent before the outage began proves nothing: a server shutting down still answers
-        what it already took, and counting those made the log flap down, up, down."""
-        if self.down_since is None:
-            return
-        if sent_at is not None and sent_at < self.down_since:
-            return
-        seconds = self.clock() - self.down_since
-        counts = dict(self.failed)
-        for report in self.reporters:
-            counts.update({k: v for k, v in report().items() if v})
-        detail = ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())) or "nothing"
-        logger.warning(
-            "API server reachable again after %.1fs; failed or dropped meanwhile: %s",
-            seconds,
-            detail,
-        )
-        self.down_since = None
-        self.failed.clear()
-
-
-def describe(error: BaseException) -> str:
-    text = str(error)
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
-
-
 class EventSink(Protocol):
-    """The writes the recorder makes (``KubeClient`` implements them)."""
+    """The writes the recorder makes (transport's ``RecordWrites``)."""
 
     async def create_event(self, body: dict[str, Any]) -> str:
         """POST the Event (under ``metadata.name`` when given; an AlreadyExists answer then
@@ -126,6 +76,10 @@ class EventSink(Protocol):
 
     async def patch_event(self, namespace: str, name: str, patch: dict[str, Any]) -> None:
         """Merge-patch an Event (raises ``ApiError`` 404 when it is gone)."""
+        ...
+
+    async def patch_pod_status(self, namespace: str, name: str, status: dict[str, Any]) -> None:
+        """Strategic-merge ``status`` into the pod's status (conditions merge by type)."""
         ...
 
 
@@ -180,8 +134,12 @@ class Recorder:
         retry_seconds: tuple[float, float] = (RETRY_INITIAL_SECONDS, RETRY_MAX_SECONDS),
         senders: int = SENDERS,
         reachable: Callable[[], bool] = lambda: True,
+        is_pending: Callable[[str], bool] | None = None,
     ) -> None:
         self.sink = sink
+        #: Whether a pod (by uid) is still unbound and alive: a status patch of one that is
+        #: not any more is not sent.
+        self.is_pending = is_pending
         #: Whether the API server answers (``Reachability.reachable``): ``room()`` holds no
         #: one while it does not.
         self.reachable = reachable
@@ -212,9 +170,9 @@ class Recorder:
         self._in_flight: set[Hashable] = set()
         self._last_error = ""
         self._drop_warned_at: float | None = None
-        #: Called when queued patches are dropped unsent (this replica stepped down): what
-        #: their senders keep for them is stale.
-        self.on_patches_dropped: list[Callable[[], None]] = []
+        #: What each pod's queued status patch writes (by uid): its PodScheduled=False and
+        #: its nomination go out together, through one key, in the order set.
+        self._statuses: dict[str, PendingStatus] = {}
 
     # -- intake ---------------------------------------------------------------------------
 
@@ -251,6 +209,45 @@ class Recorder:
         self._patches[key] = _Patch(send)  # a replacement keeps its turn
         if not replacing:
             self._queued()
+
+    def record_status(
+        self, pod: PodInfo, condition: tuple[str, str] | None, nominated: str | None
+    ) -> None:
+        """Queue the pod's PodScheduled=False (reason, message) and/or nomination ("" clears
+        it): merged into its pending status patch (newer parts win), written in one patch."""
+        pending = self._statuses.get(pod.uid)
+        if pending is None:
+            pending = self._statuses[pod.uid] = PendingStatus(pod)
+        pending.pod = pod
+        if condition is not None:
+            pending.condition = condition
+        if nominated is not None:
+            pending.nominated = nominated
+        uid = pod.uid
+        self.record_patch(("PodScheduled", uid), lambda: self._write_status(uid))
+
+    async def _write_status(self, uid: str) -> None:
+        """The pod's pending status patch (upstream ``updatePod``)."""
+        pending = self._statuses.pop(uid, None)
+        if pending is None:
+            return  # written by an earlier job of the same key
+        if self.is_pending is not None and not self.is_pending(uid):
+            return  # bound or deleted while this waited in the recorder
+        patch = pending.patch()
+        if not patch:
+            return
+        try:
+            await self.sink.patch_pod_status(pending.pod.namespace, pending.pod.name, patch)
+        except Unreachable:
+            # This key is sent again (or a newer job of it): keep what is not newer
+            # meanwhile.
+            newer = self._statuses.setdefault(uid, pending)
+            if newer is not pending:
+                pending.keep_unless_newer(newer)
+            raise
+        except ApiError as exc:
+            if exc.status != 404:
+                raise
 
     def _allow(self, obj: Hashable) -> bool:
         now = self.clock()
@@ -339,8 +336,7 @@ class Recorder:
                 self.dropped["writes skipped (not leading)"] += len(self) + 1
                 self._events.clear()
                 self._patches.clear()
-                for hook in self.on_patches_dropped:
-                    hook()
+                self._statuses.clear()  # stale: what the dropped patches were to write
                 self._room.set()
                 continue
             self._in_flight.add(key)
@@ -349,7 +345,7 @@ class Recorder:
                     await self._send_event(key, job)
                 else:
                     await job.send()
-            except ApiUnavailable:
+            except Unreachable:
                 self._put_back(key, job)
                 self._in_flight.discard(key)
                 self._backing_off += 1
@@ -407,7 +403,7 @@ class Recorder:
                 await self.sink.patch_event(
                     namespace, name, {"count": total, "lastTimestamp": job.last}
                 )
-            except ApiUnavailable:
+            except Unreachable:
                 raise
             except Exception:
                 self._series.pop(key, None)  # gone (events expire after an hour): post anew

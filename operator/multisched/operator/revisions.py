@@ -22,9 +22,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from multisched.transport import ApiError
-
-from .client import MERGE_PATCH, Api
+from multisched.transport import MERGE_PATCH, Api, ApiError
 
 logger = logging.getLogger(__name__)
 

@@ -21,19 +21,20 @@ import signal
 from collections.abc import Callable
 from typing import Any
 
-from aiohttp import web
-from kubernetes_asyncio import client as k8s
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from multisched.cache.comparer import CacheDiff
 from multisched.config.resolved import ResolvedConfig
 from multisched.framework import Registry
 from multisched.scheduler import Scheduler, default_registry
+from multisched.scheduler.introspect import CacheDiff, EngineView
+from multisched.transport import Api, Configuration
 from multisched.transport.internals import skip_env_lookups
-from multisched.transport.kubeconfig import load_configuration
+from multisched.transport.kubeconfig import connect, load_configuration
+from multisched.transport.reviews import KubeReviewer
+from multisched.transport.serving import Reply, Request
 
 from . import debug
-from .client import Api, KubeClient
+from .client import KubeClient
 from .event_handlers import ClusterEventHandlers
 from .group_status import GroupStatusController
 from .handlers_sync import HandlersSync, pending_lister
@@ -47,7 +48,6 @@ from .profiles import ProfileBook
 from .revisions import RevisionKeeper
 from .secure import (
     CachingReviewer,
-    KubeReviewer,
     Reviewer,
     SecureServer,
     ServingCertificate,
@@ -77,7 +77,7 @@ class Runtime:
         options: Options,
         api: Api,
         registry: Registry | None = None,
-        configuration: k8s.Configuration | None = None,
+        configuration: Configuration | None = None,
         lease_api: LeaseApi | None = None,
         identity: str | None = None,
     ) -> None:
@@ -100,13 +100,13 @@ class Runtime:
             events=self.client,
             observer=self.metrics,
         )
-        self.metrics.track_scheduler(self.scheduler.queue, self.scheduler.cache)
-        self.cluster = ClusterEventHandlers(self.scheduler, self.client, self.may_write)
+        #: What metrics and the debug endpoints read of the scheduler's queue and cache.
+        self.engine = EngineView.of(self.scheduler)
+        self.metrics.track_scheduler(self.engine)
+        self.cluster = ClusterEventHandlers(self.scheduler.feed, self.client, self.may_write)
         self.group_status: GroupStatusController | None = None
         if options.group_status:
-            self.group_status = GroupStatusController(
-                api, self.scheduler.cache.groups, self.may_write
-            )
+            self.group_status = GroupStatusController(api, self.engine.groups, self.may_write)
             self.cluster.group_status = self.group_status
         self.book = ProfileBook(
             registry, self.scheduler.build_profiles, options.reserved_scheduler_names
@@ -149,8 +149,7 @@ class Runtime:
     @classmethod
     async def create(cls, options: Options) -> Runtime:
         configuration = await load_configuration(options.kubeconfig)
-        api_client = k8s.ApiClient(configuration)
-        api_client.user_agent = USER_AGENT
+        api_client = connect(configuration, USER_AGENT)
         skip_env_lookups(api_client)
         api = Api(api_client)
         return cls(options, api, configuration=configuration)
@@ -252,19 +251,16 @@ class Runtime:
         """The secure port actually bound (tests ask for any free one)."""
         return self._secure.port if self._secure is not None else None
 
-    async def _serve_metrics(self, request: web.Request) -> web.Response:
-        return web.Response(
-            body=self.metrics.render(), headers={"Content-Type": CONTENT_TYPE_LATEST}
-        )
+    async def _serve_metrics(self, request: Request) -> Reply:
+        return Reply(body=self.metrics.render(), headers={"Content-Type": CONTENT_TYPE_LATEST})
 
-    async def _serve_configz(self, request: web.Request) -> web.Response:
+    async def _serve_configz(self, request: Request) -> Reply:
         return _json(debug.configz(self.book))
 
-    async def _serve_queue(self, request: web.Request) -> web.Response:
+    async def _serve_queue(self, request: Request) -> Reply:
         limit = request.query.get("limit", "")
         view = debug.queue_view(
-            self.scheduler.queue,
-            self.scheduler.cache,
+            self.engine,
             leading=self.scheduling,
             pod=request.query.get("pod") or None,
             limit=min(int(limit), debug.MAX_LIMIT) if limit.isdigit() else debug.DEFAULT_LIMIT,
@@ -273,7 +269,7 @@ class Runtime:
         view["identity"] = self.identity
         return _json(view)
 
-    async def _serve_cache(self, request: web.Request) -> web.Response:
+    async def _serve_cache(self, request: Request) -> Reply:
         # One comparison at a time, and a second caller is turned away (429) rather than
         # queued: each one lists every node and assigned pod, so waiting callers would
         # only pile up connections and API-server reads behind the first, and a client
@@ -289,7 +285,7 @@ class Runtime:
     async def compare_cache(self) -> CacheDiff:
         """The cache against a fresh listing of nodes and assigned pods (one at a time)."""
         async with self._comparing:
-            return await debug.compare_with_api(self.scheduler.cache, self.api.api_client)
+            return await debug.compare_with_api(self.engine, self.api.api_client)
 
     async def log_debug_dump(self) -> None:
         """SIGUSR2: the cache comparison and the queue, to the log (as upstream dumps them)."""
@@ -303,7 +299,7 @@ class Runtime:
             else:
                 for line in diff.lines():
                     logger.info("cache comparison: %s", line)
-        view = debug.queue_view(self.scheduler.queue, self.scheduler.cache, leading=self.scheduling)
+        view = debug.queue_view(self.engine, leading=self.scheduling)
         logger.info("scheduling queue: %s", json.dumps(view["profiles"], sort_keys=True))
         for entry in view["pods"]:
             logger.info(
@@ -410,14 +406,14 @@ class Runtime:
         kopf in bursts, and the queue ran dry between them."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + SYNCED_HOOK_MAX_DELAY_SECONDS
-        queue = self.scheduler.queue
+        engine = self.engine
         poll = SYNCED_HOOK_QUIET_SECONDS / 10
         quiet_since = loop.time()
-        popped = queue.scheduling_cycle
+        popped = engine.pods_popped()
         while loop.time() < deadline:
             await asyncio.sleep(poll)
-            if queue.has_active() or queue.scheduling_cycle != popped:
-                popped = queue.scheduling_cycle
+            if engine.has_active() or engine.pods_popped() != popped:
+                popped = engine.pods_popped()
                 quiet_since = loop.time()
             elif loop.time() - quiet_since >= SYNCED_HOOK_QUIET_SECONDS:
                 break
@@ -448,12 +444,5 @@ class Runtime:
             await self.profile_sync.publish()
 
 
-def _json(
-    document: object, status: int = 200, headers: dict[str, str] | None = None
-) -> web.Response:
-    return web.Response(
-        text=json.dumps(document, indent=2),
-        status=status,
-        headers=headers,
-        content_type="application/json",
-    )
+def _json(document: object, status: int = 200, headers: dict[str, str] | None = None) -> Reply:
+    return Reply(status, json.dumps(document, indent=2), "application/json", headers)

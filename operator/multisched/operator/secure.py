@@ -17,7 +17,7 @@ API server vouches for, as kube-scheduler serves them (``--secure-port``, 10259)
   recently used answers; callers waiting on the same answer share one review; reviews in
   flight and new reviews a second are capped, and past the caps the answer is 429. The
   reviews have a client of their own with two connections, so a flood of them cannot take
-  the connections the bindings use.
+  the connections the bindings use (transport.reviews; the server is transport.serving's).
 - An access log line for each request: method, path, user, answer (never the token).
 
 The probes (``/healthz``, ``/livez``, ``/readyz``) stay on the plain port (health.py).
@@ -26,7 +26,6 @@ The probes (``/healthz``, ``/livez``, ``/readyz``) stay on the plain port (healt
 from __future__ import annotations
 
 import asyncio
-import copy
 import datetime
 import hashlib
 import ipaddress
@@ -40,17 +39,16 @@ import tempfile
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
-from aiohttp import web
+from multisched.transport.reviews import ReviewUnavailable, UserInfo
+from multisched.transport.serving import Handler, HttpServer, Reply, Request
 
 logger = logging.getLogger(__name__)
 #: One line per request on the secure port; a logger of its own so that it can be silenced.
 access_log = logging.getLogger("multisched.access")
 T = TypeVar("T")
 
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 #: Upstream's delegated authn/authz cache TTLs (allowed and denied alike).
 REVIEW_TTL_SECONDS = 10.0
 #: Answers kept per cache (tokens, decisions); the least recently used go first.
@@ -60,26 +58,12 @@ MAX_REVIEWS_IN_FLIGHT = 4
 #: New reviews a second, after a burst of REVIEW_BURST: a token bucket, as client-go's QPS.
 REVIEW_RATE_PER_SECOND = 5.0
 REVIEW_BURST = 20
-#: Connections of the reviews' own client.
-REVIEW_CONNECTIONS = 2
 #: Seconds between looks at the serving certificate's files (kubelet takes up to a minute
 #: to swap a mounted Secret's).
 CERTIFICATE_POLL_SECONDS = 10.0
 
 
-@dataclass(frozen=True, slots=True)
-class UserInfo:
-    name: str
-    uid: str = ""
-    groups: tuple[str, ...] = ()
-    extra: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-
-
 ANONYMOUS = UserInfo("system:anonymous", groups=("system:unauthenticated",))
-
-
-class ReviewUnavailable(Exception):
-    """The API server could not be asked (the request is not answered either way)."""
 
 
 class ReviewThrottled(Exception):
@@ -202,66 +186,6 @@ class CachingReviewer:
         )
 
 
-class KubeReviewer:
-    """TokenReview and SubjectAccessReview through a client of their own, built from the
-    operator's configuration (same credentials) with ``REVIEW_CONNECTIONS`` connections."""
-
-    def __init__(self, configuration: Any) -> None:
-        from kubernetes_asyncio import client as k8s
-
-        config = copy.copy(configuration)
-        config.connection_pool_maxsize = REVIEW_CONNECTIONS
-        self._k8s = k8s
-        self.api_client = k8s.ApiClient(config)
-        self._authn = k8s.AuthenticationV1Api(self.api_client)
-        self._authz = k8s.AuthorizationV1Api(self.api_client)
-
-    async def close(self) -> None:
-        await self.api_client.close()
-
-    async def authenticate(self, token: str) -> UserInfo | None:
-        k8s = self._k8s
-        body = k8s.V1TokenReview(spec=k8s.V1TokenReviewSpec(token=token))
-        try:
-            review = await self._authn.create_token_review(body)
-        except Exception as exc:
-            raise ReviewUnavailable(f"TokenReview failed: {_describe(exc)}") from None
-        status = review.status
-        if status is None or not status.authenticated or status.user is None:
-            return None
-        user = status.user
-        return UserInfo(
-            name=user.username or "",
-            uid=user.uid or "",
-            groups=tuple(user.groups or ()),
-            extra={k: tuple(v or ()) for k, v in (user.extra or {}).items()},
-        )
-
-    async def authorize(self, user: UserInfo, path: str, verb: str) -> tuple[bool, str]:
-        k8s = self._k8s
-        body = k8s.V1SubjectAccessReview(
-            spec=k8s.V1SubjectAccessReviewSpec(
-                user=user.name,
-                uid=user.uid or None,
-                groups=list(user.groups) or None,
-                extra={k: list(v) for k, v in user.extra.items()} or None,
-                non_resource_attributes=k8s.V1NonResourceAttributes(path=path, verb=verb),
-            )
-        )
-        try:
-            review = await self._authz.create_subject_access_review(body)
-        except Exception as exc:
-            raise ReviewUnavailable(f"SubjectAccessReview failed: {_describe(exc)}") from None
-        status = review.status
-        return bool(status and status.allowed), str((status and status.reason) or "")
-
-
-def _describe(exc: Exception) -> str:
-    status = getattr(exc, "status", None)
-    reason = getattr(exc, "reason", None)
-    return f"{status} {reason}" if status else (str(exc) or type(exc).__name__)
-
-
 #: The API server's words for a path or method it does not serve.
 NOT_SERVED = {
     404: "the server could not find the requested resource",
@@ -269,7 +193,9 @@ NOT_SERVED = {
 }
 
 
-def _status(code: int, reason: str, message: str) -> web.Response:
+def _status(
+    code: int, reason: str, message: str, headers: Mapping[str, str] | None = None
+) -> Reply:
     """A ``metav1.Status`` body, as the API server and kube-scheduler answer refusals."""
     body = {
         "kind": "Status",
@@ -281,10 +207,10 @@ def _status(code: int, reason: str, message: str) -> web.Response:
         "details": {},
         "code": code,
     }
-    return web.Response(status=code, text=json.dumps(body), content_type="application/json")
+    return Reply(code, json.dumps(body), "application/json", headers)
 
 
-def _bearer(request: web.Request) -> str | None:
+def _bearer(request: Request) -> str | None:
     header = request.headers.get("Authorization", "")
     scheme, _, token = header.partition(" ")
     if scheme.lower() == "bearer" and token.strip():
@@ -303,61 +229,48 @@ class SecureServer:
         *,
         certificate: ServingCertificate | None = None,
     ) -> None:
-        self.host = host
-        self.port = port
-        self.ssl_context = ssl_context
         self.reviewer = reviewer
-        self.routes = dict(routes)
-        self._runner: web.AppRunner | None = None
         self._last_error = ""
         #: Given files to reload when they change (None: a self-signed pair, never renewed).
         self.certificate = certificate
         self._watch: asyncio.Task[None] | None = None
+        self._server = HttpServer(
+            host,
+            port,
+            {("GET", path): handler for path, handler in routes.items()},  # and so HEAD
+            ssl_context=ssl_context,
+            guard=self._guard,
+        )
 
-    def app(self) -> web.Application:
-        app = web.Application(middlewares=[self._guard])
-        for path, handler in self.routes.items():
-            app.router.add_get(path, handler)
-        return app
+    @property
+    def port(self) -> int:
+        """The port bound once started (0 asks for any free one)."""
+        return self._server.port
 
     async def start(self) -> None:
-        runner = web.AppRunner(self.app(), access_log=None)
-        await runner.setup()
-        site = web.TCPSite(runner, self.host, self.port, ssl_context=self.ssl_context)
-        await site.start()
-        self._runner = runner
-        if self.port == 0:  # tests ask for any free port
-            server: Any = site._server
-            self.port = server.sockets[0].getsockname()[1]
+        server = self._server
+        await server.start()
         if self.certificate is not None:
             self._watch = asyncio.create_task(self.certificate.watch())
-        logger.info("metrics, configz and debug on https://%s:%d", self.host, self.port)
+        logger.info("metrics, configz and debug on https://%s:%d", server.host, server.port)
 
     async def stop(self) -> None:
         if self._watch is not None:
             self._watch.cancel()
             await asyncio.gather(self._watch, return_exceptions=True)
             self._watch = None
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
+        await self._server.stop()
 
-    @web.middleware
-    async def _guard(self, request: web.Request, handler: Handler) -> web.StreamResponse:
-        user, response = await self._answer(request, handler)
-        access_log.info(
-            "%s %s user=%s %d", request.method, request.path, user or "-", response.status
-        )
-        return response
+    async def _guard(self, request: Request, handler: Handler | None) -> Reply:
+        user, reply = await self._answer(request, handler)
+        access_log.info("%s %s user=%s %d", request.method, request.path, user or "-", reply.status)
+        return reply
 
-    async def _answer(
-        self, request: web.Request, handler: Handler
-    ) -> tuple[str | None, web.StreamResponse]:
+    async def _answer(self, request: Request, handler: Handler | None) -> tuple[str | None, Reply]:
         # Route first: a path no handler serves costs the API server nothing.
-        unrouted = request.match_info.http_exception
-        if unrouted is not None:
-            message = NOT_SERVED.get(unrouted.status, unrouted.reason)
-            return None, _status(unrouted.status, unrouted.reason.replace(" ", ""), message)
+        if handler is None:
+            code, reason = request.unrouted or (404, "Not Found")
+            return None, _status(code, reason.replace(" ", ""), NOT_SERVED.get(code, reason))
         verb = "get" if request.method in ("GET", "HEAD") else request.method.lower()
         try:
             token = _bearer(request)
@@ -369,9 +282,8 @@ class SecureServer:
                 return None, _status(401, "Unauthorized", "Unauthorized")
             allowed, reason = await self.reviewer.authorize(user, request.path, verb)
         except ReviewThrottled as exc:
-            response = _status(429, "TooManyRequests", f"{exc}: try again in a second")
-            response.headers["Retry-After"] = "1"
-            return None, response
+            message = f"{exc}: try again in a second"
+            return None, _status(429, "TooManyRequests", message, {"Retry-After": "1"})
         except ReviewUnavailable as exc:
             if str(exc) != self._last_error:
                 self._last_error = str(exc)

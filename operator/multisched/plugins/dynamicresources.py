@@ -20,8 +20,8 @@ from pydantic.alias_generators import to_camel
 from multisched.cache import NodeInfo, PodInfo
 from multisched.config.durations import parse_duration
 from multisched.framework import CycleState, Handle, PreFilterResult, Status
+from multisched.framework.events import ClusterEvent
 from multisched.framework.status import SKIP
-from multisched.queue.events import ClusterEvent
 
 from ._label_validation import aggregate, invalid_shown
 

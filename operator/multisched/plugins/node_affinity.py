@@ -14,7 +14,7 @@ from pydantic.alias_generators import to_camel
 
 from multisched.cache import NodeInfo, NodeSelector, NodeSelectorTerm, PodInfo
 from multisched.framework import MAX_NODE_SCORE, CycleState, Handle, PreFilterResult, Status
-from multisched.queue.events import ADD, NODE, UPDATE_NODE_LABEL, ClusterEvent
+from multisched.framework.events import ADD, NODE, UPDATE_NODE_LABEL, ClusterEvent
 
 from ._label_validation import aggregate, node_selector_term_errors
 from ._node_affinity_required import RequiredNodeAffinity

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 
 from multisched.cache import NodeInfo, PodInfo
 from multisched.framework import CycleState, Handle, PreFilterResult, Status
+from multisched.framework.events import ADD, NODE, UPDATE_NODE_DECLARED_FEATURE, ClusterEvent
 from multisched.framework.status import SKIP
-from multisched.queue.events import ADD, NODE, UPDATE_NODE_DECLARED_FEATURE, ClusterEvent
 
 from ._batch import for_every_node
 

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from multisched.cache import NodeInfo, PodInfo
 from multisched.framework import CycleState, Handle, Status
-from multisched.queue.events import ADD, NODE, ClusterEvent
+from multisched.framework.events import ADD, NODE, ClusterEvent
 
 from ._batch import failing
 

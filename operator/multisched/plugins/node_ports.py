@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from multisched.cache import NodeInfo, PodInfo
 from multisched.framework import CycleState, Handle, PreFilterResult, Status
-from multisched.queue.events import ADD, DELETE, NODE, POD, ClusterEvent
+from multisched.framework.events import ADD, DELETE, NODE, POD, ClusterEvent
 
 NAME = "NodePorts"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME

@@ -16,7 +16,14 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 
 from multisched.cache import NodeInfo, PodInfo, Snapshot
 from multisched.framework import Code, CycleState, Handle, PreFilterResult, Status
-from multisched.queue.events import ADD, DELETE, NODE, POD, UPDATE_NODE_ALLOCATABLE, ClusterEvent
+from multisched.framework.events import (
+    ADD,
+    DELETE,
+    NODE,
+    POD,
+    UPDATE_NODE_ALLOCATABLE,
+    ClusterEvent,
+)
 
 from ._batch import failing, snapshot_of
 from ._function_shape import shape_errors

@@ -7,7 +7,7 @@ from operator import attrgetter
 
 from multisched.cache import NodeInfo, PodInfo, Taint
 from multisched.framework import CycleState, Handle, Status
-from multisched.queue.events import ADD, NODE, UPDATE_NODE_TAINT, ClusterEvent
+from multisched.framework.events import ADD, NODE, UPDATE_NODE_TAINT, ClusterEvent
 
 from ._batch import failing, marked, snapshot_of
 

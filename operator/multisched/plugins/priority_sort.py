@@ -6,7 +6,7 @@ Higher priority first; equal priorities in the order they entered the queue.
 from __future__ import annotations
 
 from multisched.framework import Handle
-from multisched.queue.queued_pod import QueuedPodInfo
+from multisched.framework.queued_pod import QueuedPodInfo
 
 NAME = "PrioritySort"
 

@@ -84,8 +84,10 @@ def in_tree_plugins() -> list[type[Plugin]]:
 # -- By extension point --------------------------------------------------------------------
 #
 # Each in-tree plugin under the Protocol of every point it implements (framework/interfaces):
-# the runtime casts its per-point lists to these Protocols, and these tables are where mypy
-# checks the plugins' methods against them. Nothing at run time reads them but the tests.
+# the runtime checks that a plugin has its points' methods when it builds a profile; these
+# tables are where mypy checks their signatures. Nothing at run time reads them but the
+# tests, which hold them to the registry: a table per point's Protocol, each plugin in the
+# tables of the points the registry reads from its methods and in no other.
 
 PRE_ENQUEUE: tuple[type[PreEnqueuePlugin], ...] = (SchedulingGates,)
 QUEUE_SORT: tuple[type[QueueSortPlugin], ...] = (Coscheduling, PrioritySort)
@@ -149,20 +151,20 @@ PRE_BIND: tuple[type[PreBindPlugin], ...] = (VolumeBinding,)
 BIND: tuple[type[BindPlugin], ...] = (DefaultBinder,)
 POST_BIND: tuple[type[PostBindPlugin], ...] = ()
 
-#: Extension point (config spelling, as ``EXTENSION_METHODS``) -> its in-tree plugins.
-BY_EXTENSION_POINT: dict[str, tuple[type[Plugin], ...]] = {
-    "preEnqueue": PRE_ENQUEUE,
-    "queueSort": QUEUE_SORT,
-    "preFilter": PRE_FILTER,
-    "filter": FILTER,
-    "postFilter": POST_FILTER,
-    "preScore": PRE_SCORE,
-    "score": SCORE,
-    "reserve": RESERVE,
-    "permit": PERMIT,
-    "preBind": PRE_BIND,
-    "bind": BIND,
-    "postBind": POST_BIND,
+#: A point's Protocol (``framework.interfaces.POINT_PROTOCOLS``) -> its in-tree plugins.
+BY_PROTOCOL: dict[type, tuple[type[Plugin], ...]] = {
+    PreEnqueuePlugin: PRE_ENQUEUE,
+    QueueSortPlugin: QUEUE_SORT,
+    PreFilterPlugin: PRE_FILTER,
+    FilterPlugin: FILTER,
+    PostFilterPlugin: POST_FILTER,
+    PreScorePlugin: PRE_SCORE,
+    ScorePlugin: SCORE,
+    ReservePlugin: RESERVE,
+    PermitPlugin: PERMIT,
+    PreBindPlugin: PRE_BIND,
+    BindPlugin: BIND,
+    PostBindPlugin: POST_BIND,
 }
 
 # The optional extensions the runtime looks up by name.

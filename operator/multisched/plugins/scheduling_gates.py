@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from multisched.cache import PodInfo
 from multisched.framework import Handle, Status
-from multisched.queue.events import POD, UPDATE, ClusterEvent
+from multisched.framework.events import POD, UPDATE, ClusterEvent
 
 NAME = "SchedulingGates"
 

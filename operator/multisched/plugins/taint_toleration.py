@@ -15,7 +15,7 @@ from operator import attrgetter
 
 from multisched.cache import NodeInfo, PodInfo, Toleration
 from multisched.framework import MAX_NODE_SCORE, CycleState, Handle, PluginError, Status
-from multisched.queue.events import ADD, NODE, UPDATE_NODE_TAINT, ClusterEvent
+from multisched.framework.events import ADD, NODE, UPDATE_NODE_TAINT, ClusterEvent
 
 from ._batch import failing, marked, snapshot_of
 from ._normalize import default_normalize_score

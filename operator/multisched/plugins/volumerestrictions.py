@@ -13,8 +13,8 @@ from typing import Any
 from multisched.cache import NodeInfo, PodInfo
 from multisched.cache.volumes import PERSISTENT_VOLUME_CLAIM
 from multisched.framework import CycleState, Handle, PreFilterResult, Status
+from multisched.framework.events import ADD, DELETE, NODE, POD, ClusterEvent
 from multisched.framework.status import SKIP
-from multisched.queue.events import ADD, DELETE, NODE, POD, ClusterEvent
 
 NAME = "VolumeRestrictions"
 STATE_KEY = "PreFilter" + NAME

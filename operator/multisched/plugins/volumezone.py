@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from multisched.cache import NodeInfo, PodInfo
 from multisched.cache.volumes import PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM, STORAGE_CLASS
 from multisched.framework import CycleState, Handle, PreFilterResult, Status
+from multisched.framework.events import ADD, NODE, UPDATE, UPDATE_NODE_LABEL, ClusterEvent
 from multisched.framework.status import SKIP
-from multisched.queue.events import ADD, NODE, UPDATE, UPDATE_NODE_LABEL, ClusterEvent
 
 NAME = "VolumeZone"
 STATE_KEY = "PreFilter" + NAME

@@ -1,14 +1,13 @@
-"""The scheduling queue: activeQ, backoffQ, unschedulable pool and the pod nominator."""
+"""The scheduling queue: activeQ, backoffQ, unschedulable pool and the pod nominator.
 
-from .events import WILDCARD_EVENT, ClusterEvent
-from .queued_pod import QueuedPodInfo
+The pods it holds (``QueuedPodInfo``) and the events that move them (``ClusterEvent``)
+are the framework's (multisched.framework), as upstream's are: plugins see both.
+"""
+
 from .scheduling_queue import PodNominator, QueueName, SchedulingQueue
 
 __all__ = [
-    "WILDCARD_EVENT",
-    "ClusterEvent",
     "PodNominator",
     "QueueName",
-    "QueuedPodInfo",
     "SchedulingQueue",
 ]

@@ -22,9 +22,8 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from enum import StrEnum
 
 from multisched.cache import PodInfo
-
-from .events import WILDCARD_EVENT, ClusterEvent, as_event
-from .queued_pod import QueuedPodInfo
+from multisched.framework.events import WILDCARD_EVENT, ClusterEvent, as_event
+from multisched.framework.queued_pod import QueuedPodInfo
 
 
 class QueueName(StrEnum):

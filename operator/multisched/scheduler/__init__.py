@@ -13,8 +13,9 @@ from .events import (
     SchedulerObserver,
     SchedulingEvents,
 )
+from .outcome import Outcome
 from .registry import default_registry
-from .scheduler import Outcome, Scheduler
+from .scheduler import Scheduler
 
 __all__ = [
     "REASON_SCHEDULER_ERROR",

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from multisched.queue.events import (
+from multisched.framework.events import (
     NODE,
     UPDATE_NODE_ALLOCATABLE,
     UPDATE_NODE_CONDITION,

@@ -1,20 +1,18 @@
 """What the cluster tells the engine (upstream ``eventhandlers.go``): pods, nodes,
 namespaces, PDBs, storage objects, PodGroups and ElasticQuotas in, each moving the queue's
 pods only for the events their rejecting plugins registered. ``feed.EngineFeed`` is this
-surface; the operator, simulate and explain come in only through it. The schedule-one path
-is scheduler.py's.
+surface; the operator, simulate and explain come in only through it (``Scheduler.feed``).
+The schedule-one path is scheduler.py's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from multisched.cache import Cache, PodInfo
 from multisched.framework import Framework
-from multisched.meta import object_key
-from multisched.queue import ClusterEvent, QueuedPodInfo, SchedulingQueue
-from multisched.queue.events import (
+from multisched.framework.events import (
     ADD,
     ASSIGNED_POD_ADD,
     ASSIGNED_POD_DELETE,
@@ -24,20 +22,41 @@ from multisched.queue.events import (
     STORAGE_DELETE_EVENTS,
     STORAGE_EVENTS,
     UPDATE,
+    ClusterEvent,
 )
+from multisched.framework.queued_pod import QueuedPodInfo
+from multisched.meta import object_key
+from multisched.queue import SchedulingQueue
 
-from .binding_cycle import BindingCycle
+from .binding_cycle import BindingCycles
 from .cluster_events import node_scheduling_properties_change
+from .failure import FailureHandler
 
 
 class EventHandlers:
-    """Mixed into ``Scheduler``, which owns the state these read and change."""
+    """The scheduler's cache and queue as the cluster changes them; a watch's answer for a
+    binding whose response was lost goes to the binding cycles."""
 
-    cache: Cache
-    queue: SchedulingQueue
-    profiles: dict[str, Framework]
-    _unconfirmed: dict[str, BindingCycle]
-    _last_failure: dict[str, tuple[str, float]]
+    __slots__ = ("_binding", "_failure", "_profiles", "cache", "queue")
+
+    def __init__(
+        self,
+        cache: Cache,
+        queue: SchedulingQueue,
+        profiles: Callable[[], Mapping[str, Framework]],
+        binding: BindingCycles,
+        failure: FailureHandler,
+    ) -> None:
+        self.cache = cache
+        self.queue = queue
+        #: The scheduler's live profiles (``set_config`` swaps them).
+        self._profiles = profiles
+        self._binding = binding
+        self._failure = failure
+
+    @property
+    def profiles(self) -> Mapping[str, Framework]:
+        return self._profiles()
 
     def responsible_for(self, pod: PodInfo) -> bool:
         return pod.scheduler_name in self.profiles
@@ -45,9 +64,6 @@ class EventHandlers:
     # -- cluster events -------------------------------------------------------------------
     # What the cluster tells the engine: ``feed.EngineFeed``, the only way in for the
     # operator, simulate and explain.
-
-    def _activate(self, pods: Iterable[PodInfo]) -> None:
-        self.queue.activate(p.uid for p in pods)
 
     def serves(self, scheduler_name: str) -> bool:
         """Whether a profile has this schedulerName (a pod of another name is not ours)."""
@@ -60,7 +76,7 @@ class EventHandlers:
             self.queue.delete(pod.uid)
             newly = self.cache.get_pod(pod.uid) is None or self.cache.is_assumed(pod.uid)
             self.cache.add_pod(pod)  # confirms an assumption, wherever it was
-            self._confirmed(pod.uid, pod.node_name)
+            self._binding.confirmed(pod.uid, pod.node_name)
             if newly and self.queue.has_unschedulable():
                 self._assigned_pod_added(pod)
             return
@@ -99,7 +115,7 @@ class EventHandlers:
         """The pod is no longer waiting for a scheduler (bound, finished, deleted or not
         ours); what it holds on a node is the assigned-pod view's to say."""
         self.queue.delete(uid)
-        self._last_failure.pop(uid, None)
+        self._failure.forget(uid)
         for fwk in self.profiles.values():
             waiting = fwk.get_waiting_pod(uid)
             if waiting is not None:
@@ -108,7 +124,7 @@ class EventHandlers:
     def on_pod_deleted(self, uid: str) -> None:
         self.cache.groups.untrack_pod(uid)
         self.forget_pending(uid)
-        self._confirmed(uid)
+        self._binding.confirmed(uid)
         if self.cache.remove_pod(uid) is not None:
             self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
 
@@ -121,11 +137,6 @@ class EventHandlers:
             return any(term.matches(pod, ns_labels) for term in qpi.pod.affinity_terms)
 
         self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_ADD, only=affected)
-
-    def _confirmed(self, uid: str, node: str = "") -> None:
-        """The watch answered for a binding whose response was lost: bound on ``node``
-        ("" when the pod is gone). Scheduler finishes the binding cycle."""
-        raise NotImplementedError
 
     def on_node(self, raw: dict[str, object]) -> None:
         """A node was added or changed; only scheduling-relevant changes requeue pods."""

@@ -3,8 +3,8 @@
 Whatever brings the cluster - the operator's watches (``operator/event_handlers.py``), a
 ``simulate`` file (``simulate.py``) or a cluster read for ``explain`` (``live/explain.py``) -
 tells the engine through these calls, and never writes the scheduler's queue or cache
-itself. ``Scheduler`` implements it (its "cluster events" section): each call updates the
-cache and moves the pods the change may help, as upstream's event handlers do.
+itself. ``Scheduler.feed`` (``event_handlers.EventHandlers``) implements it: each call
+updates the cache and moves the pods the change may help, as upstream's event handlers do.
 
 Pods arrive parsed (``PodInfo``); every other object as the API's JSON.
 """

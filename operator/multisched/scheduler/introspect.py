@@ -1,13 +1,103 @@
-"""One line each on what a gang is waiting for and how much of a quota is used, read from a
-scheduler's live state (``explain``, ``/debug/queue``)."""
+"""What the engine shows of its live state, read-only: ``EngineView`` (the queue's and the
+cache's counts, the pods queued and the cache against a listing, for the operator's metrics,
+``/debug/queue``, ``/debug/cache`` and group status), and one line each on what a gang is
+waiting for and how much of a quota is used (``explain``, ``/debug/queue``)."""
 
 from __future__ import annotations
 
-from multisched.cache import PodInfo, Resource
+from collections.abc import Iterator, Mapping
+
+from multisched.cache import Cache, GroupStore, PodInfo, Resource, VolumeStore
+from multisched.cache.comparer import CacheDiff, compare
 from multisched.cache.groups import group_of
 from multisched.cache.resources import format_amount
+from multisched.framework import QueuedPodInfo
+from multisched.queue import QueueName, SchedulingQueue
 
 from .scheduler import Scheduler
+
+__all__ = ["QUEUE_NAMES", "CacheDiff", "EngineView", "gang_line", "quota_line"]
+
+#: Where a pending pod can be, in the order ``/debug/queue`` lists the counts.
+QUEUE_NAMES: tuple[str, ...] = tuple(QueueName)
+
+
+class EngineView:
+    """The engine's queue and cache as its operator reads them: nothing here changes them,
+    and nothing is recomputed (``of`` a Scheduler; tests build one from a bare queue)."""
+
+    __slots__ = ("_cache", "_queue")
+
+    def __init__(self, queue: SchedulingQueue, cache: Cache) -> None:
+        self._queue = queue
+        self._cache = cache
+
+    @classmethod
+    def of(cls, scheduler: Scheduler) -> EngineView:
+        return cls(scheduler.queue, scheduler.cache)
+
+    # -- the queue ------------------------------------------------------------------------
+
+    def pending_counts(self) -> dict[str, int]:
+        """Pods per queue (``scheduler_pending_pods``)."""
+        return self._queue.pending_counts()
+
+    def incoming(self) -> Mapping[tuple[str, str], int]:
+        """(queue, event) -> pods moved there (``scheduler_queue_incoming_pods``)."""
+        return self._queue.incoming
+
+    def unschedulable_reasons(self) -> dict[tuple[str, str], int]:
+        """(plugin, profile) -> pods it rejected (``scheduler_unschedulable_pods``)."""
+        return self._queue.unschedulable_reasons()
+
+    def queued_pods(self) -> Iterator[tuple[str, QueuedPodInfo]]:
+        """Every pod the queue knows, with the queue it is in."""
+        return self._queue.entries()
+
+    def waits_for(self, qpi: QueuedPodInfo) -> list[str]:
+        """The events that would move a pooled pod (or the gates holding it)."""
+        return self._queue.waits_for(qpi)
+
+    def backoff_remaining(self, qpi: QueuedPodInfo) -> float:
+        return max(0.0, self._queue.backoff_expiry(qpi) - self._queue.clock())
+
+    def nominated_node(self, uid: str) -> str | None:
+        return self._queue.nominator.nominated_node(uid)
+
+    def has_active(self) -> bool:
+        return self._queue.has_active()
+
+    def pods_popped(self) -> int:
+        """How many pods the loop has taken from activeQ (it moves when the loop works)."""
+        return self._queue.scheduling_cycle
+
+    # -- the cache ------------------------------------------------------------------------
+
+    def cache_sizes(self) -> dict[str, int]:
+        """Nodes, pods and assumed pods (``scheduler_cache_size``)."""
+        return self._cache.sizes()
+
+    def cached_pod(self, key: str) -> tuple[str, bool] | None:
+        """The node a pod (namespace/name) is on in the cache, and whether it is only
+        assumed there; None for a pod the cache does not hold."""
+        for cached in self._cache.pods():
+            if cached.key == key:
+                return cached.node_name, self._cache.is_assumed(cached.uid)
+        return None
+
+    def compare(self, nodes: set[str], pods: Mapping[str, tuple[str, str]]) -> CacheDiff:
+        """The cache against listed Node names and assigned pods (uid -> key, nodeName)."""
+        return compare(self._cache, nodes, pods)
+
+    @property
+    def groups(self) -> GroupStore:
+        """The PodGroups and ElasticQuotas the cache holds, and their members."""
+        return self._cache.groups
+
+    @property
+    def volumes(self) -> VolumeStore:
+        """The PersistentVolumes, claims, StorageClasses and CSI objects the cache holds."""
+        return self._cache.volumes
 
 
 def gang_line(scheduler: Scheduler, pod: PodInfo) -> str | None:

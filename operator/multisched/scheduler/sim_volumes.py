@@ -81,12 +81,21 @@ class SimVolumeController:
 
     def _provision(self, claim: Obj, node: str) -> list[tuple[str, Obj]]:
         """An ideal provisioner's PV for ``claim`` (``node``: where it was asked for)."""
+        klass = str((claim.get("spec") or {}).get("storageClassName") or "")
+        provisioner = str((self.store.get_storage_class(klass) or {}).get("provisioner") or "")
+        pv = self.new_volume(claim, provisioner, node)
+        pv["metadata"]["resourceVersion"] = str(self._next(claim))
+        self.provisioned[object_key(claim)] = pv["metadata"]["name"]
+        return [(PERSISTENT_VOLUME, pv), *self._bind(pv, claim)]
+
+    @staticmethod
+    def new_volume(claim: Mapping[str, Any], provisioner: str, node: str = "") -> Obj:
+        """The PV an ideal ``provisioner`` makes for ``claim``: upstream's name for it
+        (``pvc-<claim uid>``), pre-bound to the claim. The provisioner's topology is not
+        modelled (``node`` is where it was asked for): the volume serves any node."""
         meta = claim.get("metadata") or {}
         spec = claim.get("spec") or {}
         key = object_key(claim)
-        name = f"pvc-{meta.get('uid') or key.replace('/', '-')}"
-        klass = str(spec.get("storageClassName") or "")
-        provisioner = str((self.store.get_storage_class(klass) or {}).get("provisioner") or "")
         ref = {
             "kind": "PersistentVolumeClaim",
             "apiVersion": "v1",
@@ -95,13 +104,12 @@ class SimVolumeController:
         }
         if meta.get("uid"):
             ref["uid"] = meta["uid"]
-        pv: Obj = {
+        return {
             "apiVersion": "v1",
             "kind": "PersistentVolume",
             "metadata": {
-                "name": name,
+                "name": f"pvc-{meta.get('uid') or key.replace('/', '-')}",
                 "annotations": {ANN_PROVISIONED_BY: provisioner},
-                "resourceVersion": str(self._next(claim)),
             },
             "spec": {
                 "capacity": {
@@ -110,11 +118,8 @@ class SimVolumeController:
                     )
                 },
                 "accessModes": list(spec.get("accessModes") or ()),
-                "storageClassName": klass,
-                # The provisioner's topology is not modelled: the volume serves its node.
+                "storageClassName": str(spec.get("storageClassName") or ""),
                 "claimRef": ref,
             },
             "status": {"phase": "Available"},
         }
-        self.provisioned[key] = name
-        return [(PERSISTENT_VOLUME, pv), *self._bind(pv, claim)]

@@ -13,15 +13,15 @@ import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from multisched.cache import Cache, NodeError, PodError, PodInfo
+from multisched.cache import Cache, NodeError, PodError, PodInfo, VolumeStore
 from multisched.cache.groups import GROUP_KINDS
 from multisched.cache.volumes import NAMESPACED_VOLUME_KINDS, VOLUME_KINDS
 from multisched.cache.workloads import WORKLOAD_KINDS
 from multisched.config.loader import embedded_configs
 from multisched.config.resolved import ResolvedConfig
 from multisched.framework import Registry
+from multisched.framework.events import ASSIGNED_POD_DELETE
 from multisched.meta import format_time
-from multisched.queue import QueueName
 from multisched.validation import (
     CONFIG_KINDS,
     Document,
@@ -34,7 +34,9 @@ from multisched.validation.core import SYSTEM_PRIORITY_CLASSES
 from multisched.validation.workloads import template_labels
 
 from .feed import EngineFeed
-from .scheduler import Outcome, Scheduler
+from .outcome import Outcome
+from .scheduler import Scheduler
+from .settle import Settlement, settle
 from .sim_volumes import ANN_SELECTED_NODE, SimVolumeController
 
 #: Rounds of "drain the queue, then retry pods that preemption made room for".
@@ -46,7 +48,14 @@ MAX_ROUNDS = 4
 ATTEMPTS_PER_POD = 100
 #: Kinds whose names are unique per namespace.
 _NAMESPACED_KINDS = frozenset(
-    {"Pod", "PodDisruptionBudget", *NAMESPACED_VOLUME_KINDS, *GROUP_KINDS, *WORKLOAD_KINDS}
+    {
+        "Pod",
+        "PodDisruptionBudget",
+        "ConfigMap",
+        *NAMESPACED_VOLUME_KINDS,
+        *GROUP_KINDS,
+        *WORKLOAD_KINDS,
+    }
 )
 
 
@@ -85,11 +94,11 @@ class SimClient:
             setattr(bound, slot, getattr(pod, slot))
         bound.raw = _bound_raw(pod.raw, node_name)
         bound.node_name = node_name
-        self._ref[0].on_pod(bound)
+        self._ref[0].feed.on_pod(bound)
 
     async def delete_pod(self, pod: PodInfo, reason: str) -> None:
         self.preempted[pod.key] = reason
-        self._ref[0].on_pod_deleted(pod.uid)
+        self._ref[0].feed.on_pod_deleted(pod.uid)
 
     async def set_nominated_node(self, pod: PodInfo, node_name: str) -> None:
         self.nominated[pod.key] = node_name
@@ -102,7 +111,7 @@ class SimClient:
             self.volumes = SimVolumeController(scheduler.cache.volumes)
         changes = self.volumes.write(kind, obj)
         for changed_kind, changed in changes:
-            scheduler.on_storage_object(changed_kind, changed)
+            scheduler.feed.on_storage_object(changed_kind, changed)
         return changes[0][1]
 
 
@@ -167,6 +176,8 @@ class ClusterInput:
         #: Services and pod controllers (default spreading's selectors), as (kind, object).
         self.workloads: list[tuple[str, dict[str, Any]]] = []
         self.configs: list[tuple[str, dict[str, Any]]] = []
+        #: What the cluster's API server and controllers change before scheduling (settle.py).
+        self.settled: list[Settlement] = []
         self._seen: dict[tuple[str, str], str] = {}
         self._default_class = ""
 
@@ -195,13 +206,16 @@ class ClusterInput:
                 )
         if problems:
             raise InputError(problems)
+        settled = settle(out.storage, out.pods, trusted)
+        out.storage, out.pods, out.settled = settled.storage, settled.pods, settled.changes
         return out
 
     def _claim(self, doc: Document) -> list[str]:
-        """A second object of the same kind and name would silently replace the first."""
+        """A second object of the same kind and name would silently replace the first: the
+        API server refuses to create it, in these words."""
         meta = doc.obj.get("metadata") if isinstance(doc.obj, Mapping) else None
         name = meta.get("name") if isinstance(meta, Mapping) else None
-        if doc.kind in CONFIG_KINDS or not isinstance(name, str) or not name:
+        if not isinstance(name, str) or not name:
             return []
         namespace = meta.get("namespace") if isinstance(meta, Mapping) else None
         key = name
@@ -210,7 +224,8 @@ class ClusterInput:
         first = self._seen.setdefault((doc.kind, key), doc.index)
         if first == doc.index:
             return []
-        return [doc.problem(f'metadata.name: Duplicate value: "{name}": also {first}')]
+        resource = resource_name(doc.kind, doc.obj.get("apiVersion"))
+        return [doc.problem(f'{resource} "{name}" already exists (also {first})')]
 
     def _add(self, doc: Document) -> list[str]:
         kind, obj = doc.kind, doc.obj
@@ -324,6 +339,20 @@ class ClusterInput:
         return out, priority
 
 
+def resource_name(kind: str, api_version: Any) -> str:
+    """How the API server names a kind in its errors: the resource (client-go's
+    ``UnsafeGuessKindToResource`` plural), then its group (``storageclasses.storage.k8s.io``)."""
+    plural = kind.lower()
+    if plural.endswith("s"):
+        plural += "es"
+    elif plural.endswith("y"):
+        plural = plural[:-1] + "ies"
+    else:
+        plural += "s"
+    group = api_version.rpartition("/")[0] if isinstance(api_version, str) else ""
+    return f"{plural}.{group}" if group else plural
+
+
 def _input_time(index: int) -> str:
     """A fixed creation time per input position (simulate's runs must repeat exactly)."""
     stamp = datetime.datetime(2000, 1, 1, tzinfo=datetime.UTC) + datetime.timedelta(seconds=index)
@@ -346,44 +375,32 @@ async def simulate(
     )
     ref.append(scheduler)
     scheduler.explain = explain
-    every, pending = _load(cluster, scheduler)
+    every, pending = _load(cluster, scheduler.feed)
 
     last: dict[str, Outcome] = {}
-    scheduler.on_outcome = lambda o: last.__setitem__(o.pod.uid, o)
+    scheduler.register_outcome_callback(lambda o: last.__setitem__(o.pod.uid, o))
     for pod in pending:
-        scheduler.on_pod(pod)
+        scheduler.feed.on_pod(pod)
     cycling = False
     for _ in range(MAX_ROUNDS):
-        while (qpi := scheduler.queue.pop_nowait()) is not None:
-            if qpi.attempts > ATTEMPTS_PER_POD:
-                # Out of attempts: parked, so that the pods it cycles with run out too and
-                # the rest of the queue gets its turn. Its last outcome stands.
-                cycling = True
-                scheduler.queue.add_unschedulable(qpi, set())
-                continue
-            await scheduler.schedule_one(qpi)
-            await scheduler.settle_bindings()
-        if scheduler.held_at_permit():
-            # Nothing else to try: the rest of each gang is not coming. Their wait runs
-            # out, as it would on the timer; Unreserve lets go of their siblings.
-            for _, waiting in scheduler.held_at_permit():
-                waiting.expire()
-            await scheduler.wait_for_bindings()
+        # A pod out of attempts is parked, so that the pods it cycles with run out too and
+        # the rest of the queue gets its turn.
+        cycling = bool(await scheduler.drain(max_attempts=ATTEMPTS_PER_POD)) or cycling
+        # Nothing else to try: the rest of each gang is not coming. Their wait runs out, as
+        # it would on the timer; Unreserve lets go of their siblings.
+        if await scheduler.end_permit_waits():
             continue
-        if cycling and scheduler.queue.pending_counts()[QueueName.BACKOFF]:
+        if cycling and scheduler.pods_backing_off():
             # The gang that kept cycling is parked: time passes for the pods that backed off
             # meanwhile (one tried while a member held its room, for one) to get their turn.
-            clock.advance(config.pod_max_backoff_seconds + 1)
-            scheduler.queue.flush_backoff_completed()
+            scheduler.skip_backoff(clock.advance)
             continue
         if not client.nominated or not any(
             last.get(p.uid) is not None and last[p.uid].nominated_node for p in pending
         ):
             break
         # Victims are gone; give nominated pods their retry once their backoff has passed.
-        clock.advance(config.pod_max_backoff_seconds + 1)
-        scheduler.queue.move_all_to_active_or_backoff("AssignedPodDelete")
-        scheduler.queue.flush_backoff_completed()
+        scheduler.skip_backoff(clock.advance, ASSIGNED_POD_DELETE)
 
     result = SimulationResult()
     result.preempted = dict(client.preempted)
@@ -399,7 +416,7 @@ async def simulate(
             placement = Placement(pod, "Preempted", message=client.preempted[pod.key])
         elif pod.node_name:
             placement = Placement(pod, "Bound", pod.node_name, "bound by spec.nodeName")
-        elif outcome is None and scheduler.responsible_for(pod) and pod.scheduling_gates:
+        elif outcome is None and scheduler.feed.responsible_for(pod) and pod.scheduling_gates:
             gates = ", ".join(pod.scheduling_gates)
             placement = Placement(pod, "Gated", message=f"waiting for scheduling gate(s): {gates}")
         elif outcome is None:
@@ -414,7 +431,7 @@ async def simulate(
             placement.nominated_node = outcome.nominated_node
             placement.outcome = outcome
         if placement.status == "Scheduled" and pod.volumes:
-            placement.volumes = volume_report(pod, cache, client.volumes)
+            placement.volumes = volume_report(pod, cache.volumes, client.volumes)
         result.placements.append(placement)
     return result
 
@@ -440,14 +457,14 @@ def _load(cluster: ClusterInput, engine: EngineFeed) -> tuple[list[PodInfo], lis
 
 
 def volume_report(
-    pod: PodInfo, cache: Cache, controller: SimVolumeController | None
+    pod: PodInfo, volumes: VolumeStore, controller: SimVolumeController | None
 ) -> list[dict[str, str]]:
     """What the binder decided for each claim of a scheduled pod."""
     out = []
     provisioned = controller.provisioned if controller is not None else {}
     for name in pod.pvc_names():
         key = f"{pod.namespace}/{name}"
-        claim = cache.volumes.pvcs.get(key) or {}
+        claim = volumes.pvcs.get(key) or {}
         entry = {"claim": name, "volume": str((claim.get("spec") or {}).get("volumeName") or "")}
         if key in provisioned:
             notes = (claim.get("metadata") or {}).get("annotations") or {}

@@ -1,5 +1,5 @@
-"""Requests through kubernetes_asyncio's ``call_api``: one JSON request, and one
-paginated LIST (limit/continue) of a kind, as plain JSON objects.
+"""Requests through kubernetes_asyncio's ``call_api``: one JSON request, one paginated LIST
+(limit/continue) of a kind, as plain JSON objects, and one WATCH stream, line by line.
 
 The generated models of kubernetes_asyncio are slow to build and lossy (MicroTime), so
 bodies are decoded as plain JSON only; the ApiClient still does auth, TLS and refresh.
@@ -11,14 +11,15 @@ import asyncio
 import contextlib
 import json
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
+import aiohttp
 import orjson
-from kubernetes_asyncio import client as k8s
 
-from .errors import ApiError
+from .errors import ApiError, translated
+from .kubeconfig import ApiClient
 
 #: Objects per page: big enough to keep round trips few, small enough for the API server.
 DEFAULT_PAGE_SIZE = 500
@@ -26,6 +27,8 @@ JSON = "application/json"
 #: A list of the objects' metadata only (``PartialObjectMetadataList``), as client-go's
 #: metadata informers ask for it: a fraction of the bytes, for a caller that needs no spec.
 METADATA_ONLY = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+MERGE_PATCH = "application/merge-patch+json"
+STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +79,7 @@ def raise_for_status(status: int, raw: bytes, fallback: str) -> None:
 
 
 async def request_json(
-    api_client: k8s.ApiClient,
+    api_client: ApiClient,
     method: str,
     path: str,
     body: dict[str, Any] | None = None,
@@ -100,7 +103,7 @@ def _object(status: int, raw: bytes, what: str) -> dict[str, Any]:
 
 
 async def request_raw(
-    api_client: k8s.ApiClient,
+    api_client: ApiClient,
     method: str,
     path: str,
     body: dict[str, Any] | None = None,
@@ -114,26 +117,29 @@ async def request_raw(
     headers = {"Accept": accept}
     if body is not None:
         headers["Content-Type"] = content_type
-    resp = await api_client.call_api(
-        path,
-        method,
-        query_params=query or [],
-        header_params=headers,
-        body=body,
-        auth_settings=["BearerToken"],
-        _preload_content=False,
-        _request_timeout=timeout,
-    )
     try:
-        raw: bytes = await resp.read()
-    finally:
-        resp.release()
+        resp = await api_client.call_api(
+            path,
+            method,
+            query_params=query or [],
+            header_params=headers,
+            body=body,
+            auth_settings=["BearerToken"],
+            _preload_content=False,
+            _request_timeout=timeout,
+        )
+        try:
+            raw: bytes = await resp.read()
+        finally:
+            resp.release()
+    except aiohttp.ClientError as exc:
+        raise translated(exc) from exc
     raise_for_status(resp.status, raw, str(resp.reason or ""))
     return resp.status, raw
 
 
 async def list_pages(
-    api_client: k8s.ApiClient,
+    api_client: ApiClient,
     resource: Resource,
     *,
     field_selector: str = "",
@@ -219,7 +225,7 @@ def continue_token(raw: bytes) -> str:
 
 
 async def list_objects(
-    api_client: k8s.ApiClient,
+    api_client: ApiClient,
     resource: Resource,
     *,
     field_selector: str = "",
@@ -241,3 +247,73 @@ async def list_objects(
         items.extend(page.items)
         resource_version = page.resource_version or resource_version
     return ListResult(items, resource_version)
+
+
+class WatchStream:
+    """An open WATCH's answer (200), read line by line."""
+
+    __slots__ = ("_resp",)
+
+    def __init__(self, resp: Any) -> None:
+        self._resp = resp
+
+    async def lines(self, on_line: Callable[[bytes], None]) -> int:
+        """Hand every non-blank line (one watch event's JSON) to ``on_line`` as it comes,
+        until the server ends the stream; the number of lines handed over. What
+        ``on_line`` raises ends the stream and is raised here."""
+        count = 0
+        buffer = bytearray()
+        try:
+            async for chunk in self._resp.content.iter_any():
+                buffer += chunk
+                start = 0
+                while (end := buffer.find(b"\n", start)) >= 0:
+                    line = bytes(buffer[start:end])
+                    start = end + 1
+                    if line.strip():
+                        count += 1
+                        on_line(line)
+                del buffer[:start]
+        except aiohttp.ClientError as exc:
+            raise translated(exc) from exc
+        return count
+
+
+@contextlib.asynccontextmanager
+async def watch(
+    api_client: ApiClient,
+    resource: Resource,
+    query: list[tuple[str, str]],
+    *,
+    connect_timeout: float,
+    read_timeout: float,
+) -> AsyncIterator[WatchStream]:
+    """A WATCH of the kind (``query`` holds ``watch=true`` and the rest), open while the
+    block runs. A refusal (not 2xx) is ``ApiError``, raised before the block. The server
+    ends the stream when the query's timeout is up; ``read_timeout`` only catches a server
+    that went silent without closing the connection."""
+    timeouts = aiohttp.ClientTimeout(
+        total=None, connect=connect_timeout, sock_connect=connect_timeout, sock_read=read_timeout
+    )
+    try:
+        resp = await api_client.call_api(
+            resource.path(),
+            "GET",
+            query_params=query,
+            header_params={"Accept": JSON},
+            auth_settings=["BearerToken"],
+            _preload_content=False,
+            _request_timeout=timeouts,
+        )
+    except aiohttp.ClientError as exc:
+        raise translated(exc) from exc
+    try:
+        if resp.status != 200:
+            try:
+                raw = await resp.read()
+            except aiohttp.ClientError as exc:
+                raise translated(exc) from exc
+            raise_for_status(resp.status, raw, str(resp.reason or ""))
+        yield WatchStream(resp)
+    finally:
+        resp.release()

@@ -579,7 +579,7 @@ def _weight(errs: Errors, weight: Any, path: str) -> None:
         errs.append(invalid(path, weight, "must be in the range 1-100"))
 
 
-def _with_label_keys(selector: Any, keys: Sequence[tuple[list[Any], str]], labels: Obj) -> Any:
+def with_label_keys(selector: Any, keys: Sequence[tuple[list[Any], str]], labels: Obj) -> Any:
     """The pod strategy's ``applyLabelKeysToLabelSelector`` on create: for each key the pod
     carries, ``key <op> (its value)`` appended to the selector's expressions, which
     validation then reads. An absent selector stays absent (it matches nothing)."""
@@ -641,7 +641,7 @@ def _pod_affinity_term(errs: Errors, term: Obj, path: str, labels: Obj) -> None:
     match, mismatch = _items(term.get("matchLabelKeys")), _items(term.get("mismatchLabelKeys"))
     selector = term.get("labelSelector")
     if match or mismatch:
-        selector = _with_label_keys(selector, ((match, "In"), (mismatch, "NotIn")), labels)
+        selector = with_label_keys(selector, ((match, "In"), (mismatch, "NotIn")), labels)
     validate_label_selector(errs, selector, f"{path}.labelSelector")
     validate_label_selector(errs, term.get("namespaceSelector"), f"{path}.namespaceSelector")
     for ns in _items(term.get("namespaces")):
@@ -723,7 +723,7 @@ def validate_topology_spread(errs: Errors, constraints: Any, path: str, labels: 
         match = _items(c.get("matchLabelKeys"))
         selector = c.get("labelSelector")
         if match:
-            selector = _with_label_keys(selector, ((match, "In"),), labels)
+            selector = with_label_keys(selector, ((match, "In"),), labels)
         _match_label_keys(errs, p, match, [], selector)
         validate_label_selector(errs, selector, f"{p}.labelSelector")
 
@@ -734,7 +734,9 @@ def validate_pod(obj: Obj) -> list[str]:
     errs = Errors()
     meta = _map(obj.get("metadata"))
     validate_meta(errs, meta, True, is_dns1123_subdomain)
-    labels = _map(meta.get("labels"))
+    # A stored pod (a snapshot's: only an API server writes creationTimestamp) had its label
+    # keys merged at create; it is read as an update reads it, without merging them again.
+    labels = {} if meta.get("creationTimestamp") else _map(meta.get("labels"))
     spec = _map(obj.get("spec"))
     containers = _items(spec.get("containers"))
     if not containers:
@@ -896,29 +898,3 @@ def validate_pdb(obj: Obj) -> list[str]:
         # The PDB's own validation checks no metadata: any path-segment name will do.
         validate_meta(errs, _map(obj.get("metadata")), True, is_valid_path_segment_name)
     return errs
-
-
-#: kind -> (apiVersions the rules apply to, rules).
-RULES: dict[str, tuple[Sequence[str], Callable[[Obj], list[str]]]] = {
-    "Pod": (("v1",), validate_pod),
-    "Namespace": (("v1",), validate_namespace),
-    "PriorityClass": (("scheduling.k8s.io/v1",), validate_priority_class),
-    "PodDisruptionBudget": (("policy/v1",), validate_pdb),
-}
-
-
-def _storage_rules() -> None:
-    """The node, storage, scheduler-plugins' and workload kinds' rules live beside the
-    others' (nodes.py, storage.py, groups.py and workloads.py import this module)."""
-    from .groups import GROUP_RULES
-    from .nodes import validate_node
-    from .storage import STORAGE_RULES
-    from .workloads import WORKLOAD_RULES
-
-    RULES["Node"] = (("v1",), validate_node)
-    RULES.update(STORAGE_RULES)
-    RULES.update(GROUP_RULES)
-    RULES.update(WORKLOAD_RULES)
-
-
-_storage_rules()

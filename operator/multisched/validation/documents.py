@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from .core import RULES
+from .rules import RULES
 from .schema import has_schema, structure_errors, type_error
 from .yamlsafe import YAMLInputError, decode, json_documents, load_all
 

@@ -29,7 +29,7 @@ from multisched.framework import (
     PreFilterResult,
     Status,
 )
-from multisched.queue.events import ALL, DELETE, POD, ClusterEvent
+from multisched.framework.events import ALL, DELETE, POD, ClusterEvent
 
 from .elastic_quota import ElasticQuotaInfo, ElasticQuotaInfos, parse_bounds
 from .preemption import QuotaPreemption

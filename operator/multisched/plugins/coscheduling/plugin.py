@@ -29,8 +29,8 @@ from multisched.framework import (
     PreFilterResult,
     Status,
 )
-from multisched.queue.events import ADD, POD, UPDATE, ClusterEvent
-from multisched.queue.queued_pod import QueuedPodInfo
+from multisched.framework.events import ADD, POD, UPDATE, ClusterEvent
+from multisched.framework.queued_pod import QueuedPodInfo
 
 from .args import CoschedulingArgs
 from .core import PermitVerdict, PodGroupManager

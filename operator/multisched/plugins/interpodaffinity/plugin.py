@@ -23,7 +23,7 @@ from multisched.framework import (
     PreFilterResult,
     Status,
 )
-from multisched.queue.events import ADD, ALL, NODE, POD, UPDATE_NODE_LABEL, ClusterEvent
+from multisched.framework.events import ADD, ALL, NODE, POD, UPDATE_NODE_LABEL, ClusterEvent
 
 from .._batch import for_every_node, snapshot_of
 from .._label_values import label_values, looked_up, positions_in

@@ -26,8 +26,8 @@ from multisched.cache.volumes import (
     VolumeStore,
 )
 from multisched.framework import CycleState, Handle, PreFilterResult, Status
+from multisched.framework.events import ADD, DELETE, POD, UPDATE, ClusterEvent
 from multisched.framework.status import SKIP
-from multisched.queue.events import ADD, DELETE, POD, UPDATE, ClusterEvent
 
 from ..volumebinding.binder import ephemeral_owner_error
 from .migration import (

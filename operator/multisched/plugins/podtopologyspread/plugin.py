@@ -23,7 +23,7 @@ from multisched.framework import (
     PreFilterResult,
     Status,
 )
-from multisched.queue.events import (
+from multisched.framework.events import (
     ADD,
     ALL,
     DELETE,

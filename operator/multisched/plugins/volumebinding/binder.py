@@ -31,7 +31,6 @@ from .pv_helpers import (
     claim_key,
     claim_request,
     is_claim_fully_bound,
-    local_node_names,
     meta,
     node_affinity_error,
     spec,
@@ -169,18 +168,6 @@ class Binder:
         if mode is None:
             raise BindingError(f'VolumeBindingMode not set for StorageClass "{name}"')
         return bool(mode == WAIT_FOR_FIRST_CONSUMER)
-
-    def eligible_nodes(self, bound: list[Obj]) -> frozenset[str] | None:
-        """``GetEligibleNodes``: bound local PVs confine the pod to their nodes."""
-        eligible: set[str] | None = None
-        for claim in bound:
-            pv = self.store.get_pv(str(spec(claim).get("volumeName") or ""))
-            if pv is None:
-                return None  # upstream gives up narrowing on any error
-            names = local_node_names(pv)
-            if names:
-                eligible = set(names) if eligible is None else eligible & set(names)
-        return frozenset(eligible) if eligible is not None else None
 
     # -- Filter ---------------------------------------------------------------------------
 

@@ -49,7 +49,7 @@ class ClaimMatcher:
         self.by_host: dict[str, list[tuple[int, int, Obj]]] = {}
         requested = claim_request(claim)
         wanted_class = claim_class(claim)
-        selector = _claim_selector(claim)
+        selector = claim_selector(claim)
         for i, pv in enumerate(volumes):
             pv_spec = spec(pv)
             if pv_spec.get("claimRef") and not is_volume_bound_to_claim(pv, claim):
@@ -117,7 +117,7 @@ class SelectorUnusable(Exception):
     """The claim's selector cannot be read (upstream: an error for the whole pod)."""
 
 
-def _claim_selector(claim: Obj) -> LabelSelector | None:
+def claim_selector(claim: Obj) -> LabelSelector | None:
     raw = spec(claim).get("selector")
     if raw is None:
         return None

@@ -34,8 +34,8 @@ from multisched.framework import (
     PreFilterResult,
     Status,
 )
+from multisched.framework.events import ADD, NODE, UPDATE, UPDATE_NODE_LABEL, ClusterEvent
 from multisched.framework.status import SKIP
-from multisched.queue.events import ADD, NODE, UPDATE, UPDATE_NODE_LABEL, ClusterEvent
 
 from .._function_shape import MAX_CUSTOM_PRIORITY_SCORE, UtilizationShapePoint, shape_errors
 from .._label_validation import aggregate, invalid
@@ -158,9 +158,10 @@ class VolumeBinding:
             return None, Status.error(str(exc))
         if claims.immediate:
             return None, Status.unresolvable(ERR_UNBOUND_IMMEDIATE)
-        eligible = binder.eligible_nodes(claims.bound)
+        # v1.37 narrows nothing here: GetEligibleNodes (bound local PVs) was removed upstream,
+        # so a local PV's other nodes fail in Filter and count in the message.
         state.write(STATE_KEY, _State(claims))
-        return (PreFilterResult(eligible) if eligible is not None else None), None
+        return None, None
 
     def _claims_problem(self, pod: PodInfo) -> tuple[str | None, bool]:
         """``podHasPVCs``: what is wrong with the claims as the API stores them."""

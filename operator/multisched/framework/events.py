@@ -97,7 +97,7 @@ class ClusterEvent:
 
 #: Everything: profile changes, and plugins that do not say what they wait for.
 WILDCARD_EVENT = ClusterEvent(WILDCARD, ALL, "WildCardEvent")
-#: The events the scheduler itself emits (upstream ``internal/queue/events.go``).
+#: The events the scheduler itself emits (upstream ``framework/events.go``).
 ASSIGNED_POD_ADD = ClusterEvent(POD, ADD, "AssignedPodAdd")
 ASSIGNED_POD_UPDATE = ClusterEvent(POD, UPDATE, "AssignedPodUpdate")
 ASSIGNED_POD_DELETE = ClusterEvent(POD, DELETE, "AssignedPodDelete")

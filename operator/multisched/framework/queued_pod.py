@@ -1,4 +1,5 @@
-"""``QueuedPodInfo``: a pod waiting in the scheduling queue, with its attempt history."""
+"""``QueuedPodInfo``: a pod waiting in the scheduling queue, with its attempt history
+(upstream ``framework/types.go``: plugins see it, at QueueSort, PreEnqueue and in hints)."""
 
 from __future__ import annotations
 
