@@ -81,7 +81,7 @@ def main() -> None:
         for p in pods[:200]:
             raw = dict(p.raw)
             raw["metadata"] = {**raw["metadata"], "uid": "e2e-" + p.uid}
-            sched.on_pod(PodInfo.parse(raw))
+            sched.feed.on_pod(PodInfo.parse(raw))
         start = time.perf_counter()
         n = 0
         while (qpi := sched.queue.pop_nowait()) is not None:
