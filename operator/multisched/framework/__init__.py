@@ -2,7 +2,13 @@
 
 from .cycle_state import CycleState
 from .diagnosis import Diagnosis, FitError
-from .events import WILDCARD_EVENT, ClusterEvent
+from .events import (
+    WILDCARD_EVENT,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+    QueueingHintFn,
+)
 from .handle import (
     ApiUnavailable,
     BindingConflict,
@@ -43,6 +49,7 @@ __all__ = [
     "BindingConflict",
     "ClusterClient",
     "ClusterEvent",
+    "ClusterEventWithHint",
     "Code",
     "CycleState",
     "Diagnosis",
@@ -63,6 +70,8 @@ __all__ = [
     "PreFilterExtensions",
     "PreFilterResult",
     "QueuedPodInfo",
+    "QueueingHint",
+    "QueueingHintFn",
     "Registry",
     "RegistryError",
     "Status",

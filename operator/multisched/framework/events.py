@@ -8,6 +8,11 @@ for every pooled pod on every event.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from enum import IntEnum
+from typing import Any
+
+from multisched.cache import PodInfo
 from multisched.cache.volumes import (
     CSI_DRIVER,
     CSI_NODE,
@@ -26,6 +31,16 @@ UPDATE_NODE_LABEL = 1 << 3
 UPDATE_NODE_TAINT = 1 << 4
 UPDATE_NODE_CONDITION = 1 << 5
 UPDATE_NODE_DECLARED_FEATURE = 1 << 6
+UPDATE_NODE_ANNOTATION = 1 << 7
+UPDATE_NODE_PREEMPTION_POLICY = 1 << 8
+#: Pod-only update bits (v1.37 ``UpdatePodXYZ``): a hint registered for one runs only for
+#: that kind of change.
+UPDATE_POD_LABEL = 1 << 9
+UPDATE_POD_SCALE_DOWN = 1 << 10
+UPDATE_POD_SCALE_UP = 1 << 11
+UPDATE_POD_TOLERATION = 1 << 12
+UPDATE_POD_SCHEDULING_GATES_ELIMINATED = 1 << 13
+UPDATE_POD_GENERATED_RESOURCE_CLAIM = 1 << 14
 #: Any update (of a pod, or any scheduling-relevant field of a node).
 UPDATE = (
     UPDATE_NODE_ALLOCATABLE
@@ -33,6 +48,14 @@ UPDATE = (
     | UPDATE_NODE_TAINT
     | UPDATE_NODE_CONDITION
     | UPDATE_NODE_DECLARED_FEATURE
+    | UPDATE_NODE_ANNOTATION
+    | UPDATE_NODE_PREEMPTION_POLICY
+    | UPDATE_POD_LABEL
+    | UPDATE_POD_SCALE_DOWN
+    | UPDATE_POD_SCALE_UP
+    | UPDATE_POD_TOLERATION
+    | UPDATE_POD_SCHEDULING_GATES_ELIMINATED
+    | UPDATE_POD_GENERATED_RESOURCE_CLAIM
 )
 ALL = ADD | DELETE | UPDATE
 
@@ -50,6 +73,14 @@ _ACTION_NAMES = (
     (UPDATE_NODE_TAINT, "UpdateNodeTaint"),
     (UPDATE_NODE_CONDITION, "UpdateNodeCondition"),
     (UPDATE_NODE_DECLARED_FEATURE, "UpdateNodeDeclaredFeature"),
+    (UPDATE_NODE_ANNOTATION, "UpdateNodeAnnotation"),
+    (UPDATE_NODE_PREEMPTION_POLICY, "UpdateNodePreemptionPolicy"),
+    (UPDATE_POD_LABEL, "UpdatePodLabel"),
+    (UPDATE_POD_SCALE_DOWN, "UpdatePodScaleDown"),
+    (UPDATE_POD_SCALE_UP, "UpdatePodScaleUp"),
+    (UPDATE_POD_TOLERATION, "UpdatePodToleration"),
+    (UPDATE_POD_SCHEDULING_GATES_ELIMINATED, "UpdatePodSchedulingGatesEliminated"),
+    (UPDATE_POD_GENERATED_RESOURCE_CLAIM, "UpdatePodGeneratedResourceClaim"),
 )
 
 
@@ -93,6 +124,36 @@ class ClusterEvent:
 
     def __repr__(self) -> str:
         return f"ClusterEvent({self.label})"
+
+
+class QueueingHint(IntEnum):
+    """A plugin's verdict on one event for one pod it rejected (upstream ``QueueingHint``)."""
+
+    QUEUE_SKIP = 0
+    QUEUE = 1
+
+
+#: ``(pod, old, new) -> QueueingHint``: whether the change may make ``pod`` (the pooled pod)
+#: schedulable for this plugin. ``old`` is None for an Add, ``new`` None for a Delete. The
+#: changed object is a ``PodInfo`` for Pod events, a ``NodeInfo`` for Node events and the
+#: raw object (a mapping) for every other kind. A hint that raises counts as QUEUE, as
+#: upstream treats a hint's error.
+QueueingHintFn = Callable[[PodInfo, Any, Any], QueueingHint]
+
+
+class ClusterEventWithHint:
+    """An event a plugin registers, with its hint (None: every such event requeues the pod,
+    which is also what a bare ``ClusterEvent`` in ``events_to_register`` means)."""
+
+    __slots__ = ("event", "hint")
+
+    def __init__(self, event: ClusterEvent, hint: QueueingHintFn | None = None) -> None:
+        self.event = event
+        self.hint = hint
+
+    def __repr__(self) -> str:
+        name = getattr(self.hint, "__name__", None)
+        return f"ClusterEventWithHint({self.event.label}, {name})"
 
 
 #: Everything: profile changes, and plugins that do not say what they wait for.

@@ -18,7 +18,7 @@ from multisched.cache import NodeInfo, PodInfo
 from multisched.config.extension_points import BY_NAME, POINTS, ExtensionPoint
 
 from .cycle_state import CycleState
-from .events import ClusterEvent
+from .events import ClusterEvent, ClusterEventWithHint
 from .queued_pod import QueuedPodInfo
 from .status import Status
 
@@ -97,7 +97,7 @@ class EnqueueExtensions(Plugin, Protocol):
     sequence attribute of that name is accepted too.
     """
 
-    def events_to_register(self) -> Sequence[ClusterEvent]: ...
+    def events_to_register(self) -> Sequence[ClusterEvent | ClusterEventWithHint]: ...
 
 
 @_protocol_of("preEnqueue")

@@ -20,7 +20,7 @@ from multisched.config.extension_points import BY_NAME
 from multisched.config.resolved import ResolvedProfile
 
 from .cycle_state import CycleState
-from .events import WILDCARD_EVENT, ClusterEvent
+from .events import WILDCARD_EVENT, ClusterEvent, ClusterEventWithHint
 from .handle import ClusterClient, PodNominator
 from .interfaces import (
     MAX_NODE_SCORE,
@@ -94,23 +94,28 @@ def _unimplemented(profile: str, plugin: Plugin, point: str) -> FrameworkError:
     )
 
 
-def _events_to_register(profile: str, name: str, plugin: Plugin) -> tuple[ClusterEvent, ...]:
+def _events_to_register(
+    profile: str, name: str, plugin: Plugin
+) -> tuple[ClusterEventWithHint, ...]:
+    """The plugin's registrations, each with its hint (a bare ClusterEvent has none)."""
     declared = getattr(plugin, "events_to_register", None)
     if declared is None:
-        return (WILDCARD_EVENT,)
+        return (ClusterEventWithHint(WILDCARD_EVENT),)
     try:
         events = tuple(declared() if callable(declared) else declared)
     except Exception as exc:
         raise FrameworkError(
             f"profile {profile}: plugin {name}: events_to_register failed: {exc}"
         ) from exc
-    bad = [e for e in events if not isinstance(e, ClusterEvent)]
+    bad = [e for e in events if not isinstance(e, ClusterEvent | ClusterEventWithHint)]
     if bad:
         raise FrameworkError(
             f"profile {profile}: plugin {name}: events_to_register returned {bad[0]!r}, "
             "not a ClusterEvent"
         )
-    return events
+    return tuple(
+        e if isinstance(e, ClusterEventWithHint) else ClusterEventWithHint(e) for e in events
+    )
 
 
 class _NoNominator:
@@ -178,9 +183,12 @@ class Framework:
                     f"profile {profile.scheduler_name}: plugin {name} failed to start: {exc}"
                 ) from exc
         #: Plugin name -> the cluster events that may resolve its rejections (queueing hints).
-        self.plugin_events: dict[str, tuple[ClusterEvent, ...]] = {
+        self.plugin_hints: dict[str, tuple[ClusterEventWithHint, ...]] = {
             name: _events_to_register(profile.scheduler_name, name, pl)
             for name, pl in self.plugins.items()
+        }
+        self.plugin_events: dict[str, tuple[ClusterEvent, ...]] = {
+            name: tuple(h.event for h in hints) for name, hints in self.plugin_hints.items()
         }
         p = profile.plugins
 
