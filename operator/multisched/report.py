@@ -88,6 +88,8 @@ _SETTLED_DONE = {
     "provisioned": "provisions a PV for each claim that waits for one",
     "default-class": "gives claims without a class the default StorageClass",
     "label-keys": "merges pods' matchLabelKeys/mismatchLabelKeys into their label selectors",
+    "claim-created": "creates the ResourceClaims pods ask for from templates",
+    "claim-status": "records those claims in the pods' status.resourceClaimStatuses",
 }
 #: Objects a note names before "and N more".
 _NOTE_NAMES = 4

@@ -330,3 +330,68 @@ def test_a_live_clusters_waiting_claim_is_left_to_its_own_provisioner() -> None:
     c = cluster(klass, waiting, trusted=True)
     assert c.settled == []
     assert [k for k, _ in c.storage] == ["StorageClass", "PersistentVolumeClaim"]
+
+
+def _claim_template(name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": name},
+        "spec": {
+            "spec": {
+                "devices": {
+                    "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example"}}]
+                }
+            }
+        },
+    }
+
+
+def _claiming_pod(name: str, template: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {
+            "resourceClaims": [{"name": "accel", "resourceClaimTemplateName": template}],
+            "containers": [
+                {"name": "c", "image": "x", "resources": {"claims": [{"name": "accel"}]}}
+            ],
+        },
+    }
+
+
+def test_claims_from_templates_are_created_as_the_resourceclaim_controller_creates_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    docs = [CONFIG, node("n1"), _claim_template("gpu"), _claiming_pod("trainer", "gpu")]
+    code, out, err = run(capsys, tmp_path, docs, "-o", "json")
+    assert code == 0, err
+    settled = json.loads(out)["settled"]
+    created, status = settled
+    assert created["object"].startswith("ResourceClaim default/trainer-accel-")
+    assert created["by"] == "kube-controller-manager's resourceclaim controller"
+    assert status == {
+        "object": "Pod default/trainer",
+        "changed": ["status.resourceClaimStatuses"],
+        "by": "kube-controller-manager's resourceclaim controller",
+        "why": "records the claims created for it (accel from the template gpu)",
+    }
+    # The pod still waits: the claim's devices are not allocated (issue 42).
+    (placement,) = json.loads(out)["pods"]
+    assert placement["node"] in ("", None)
+    code, out, err = run(capsys, tmp_path, docs)
+    notes = [line for line in err.splitlines() if "resourceclaim controller" in line]
+    assert len(notes) == 2 and all(line.startswith("note: ") for line in notes)
+
+
+def test_a_claim_template_is_checked_as_the_api_server_checks_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = _claim_template("Bad_Name")
+    code, out, err = run(capsys, tmp_path, [node("n1"), bad, _claim_template("Bad_Name")])
+    assert code == 2 and out == ""
+    assert 'metadata.name: Invalid value: "Bad_Name"' in err
+    dup = run(capsys, tmp_path, [node("n1"), _claim_template("t"), _claim_template("t")])
+    assert dup[0] == 2
+    assert 'resourceclaimtemplates.resource.k8s.io "t" already exists (also document' in dup[2]

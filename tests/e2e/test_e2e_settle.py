@@ -257,3 +257,66 @@ def test_simulate_agrees_with_the_cluster_on_a_file_of_volumes(
         for obj in reversed(storage):
             kind = obj["kind"].lower()
             kube.run("delete", kind, obj["metadata"]["name"], "--ignore-not-found", "--wait=false")
+
+
+def test_a_pods_claims_from_a_template_are_settled_on_the_cluster_already(
+    kube: Kube, controllers: Path, tmp_path: Path
+) -> None:
+    """kube-controller-manager's resourceclaim controller created the claim and wrote the
+    pod's status: `simulate --from-cluster` settles nothing more, and the same pod written
+    by hand gets the claim created, as the controller did."""
+    template = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": "settle-gpu", "namespace": "default"},
+        "spec": {
+            "spec": {
+                "devices": {
+                    "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example"}}]
+                }
+            }
+        },
+    }
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "settle-trainer", "namespace": "default"},
+        "spec": {
+            "schedulerName": "settle-nobody",
+            "resourceClaims": [{"name": "accel", "resourceClaimTemplateName": "settle-gpu"}],
+            "containers": [
+                {"name": "c", "image": "x", "resources": {"claims": [{"name": "accel"}]}}
+            ],
+        },
+    }
+    try:
+        kube.apply(template)
+        kube.apply(pod)
+
+        def recorded() -> list[Any] | None:
+            status = kube.get("pod", "settle-trainer").get("status") or {}
+            return status.get("resourceClaimStatuses") or None
+
+        statuses = kube.wait_for("the claim recorded", recorded, 60)
+        made = str(statuses[0]["resourceClaimName"])
+        assert made.startswith("settle-trainer-accel-")
+        live = multisched(kube, "simulate", "--from-cluster", "-o", "json")
+        assert live.returncode == 0, live.stderr
+        assert "settled" not in json.loads(live.stdout)
+
+        written = tmp_path / "claims.yaml"
+        profile = {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "profiles": [{"schedulerName": "settle-nobody"}],
+        }
+        written.write_text(yaml.safe_dump_all([profile, *node_docs(), template, pod]))
+        out = multisched(kube, "simulate", str(written), "-o", "json")
+        assert out.returncode == 0, out.stderr
+        created = json.loads(out.stdout)["settled"][0]["object"]
+        # The same base name; the 5 characters the API server drew differ.
+        assert created.startswith("ResourceClaim default/settle-trainer-accel-")
+        assert len(created.split("/")[1]) == len(made)
+    finally:
+        kube.run("delete", "pod", "settle-trainer", "--force", "--grace-period=0", check=False)
+        kube.run("delete", "resourceclaimtemplate", "settle-gpu", "--ignore-not-found")

@@ -64,13 +64,14 @@ def controller_manager_missing() -> str:
 
 @contextlib.contextmanager
 def pv_controller(kubeconfig: Path, log_dir: Path) -> Iterator[subprocess.Popen[bytes]]:
-    """kube-controller-manager with the PV controller alone, against ``kubeconfig``."""
+    """kube-controller-manager with the PV controller and the resourceclaim controller (it
+    creates claims from templates, for pods that ask), against ``kubeconfig``."""
     log = (log_dir / "kube-controller-manager.log").open("ab")
     proc = subprocess.Popen(
         [
             "kube-controller-manager",
             f"--kubeconfig={kubeconfig}",
-            "--controllers=persistentvolume-binder",
+            "--controllers=persistentvolume-binder,resourceclaim-controller",
             "--leader-elect=false",
             "--secure-port=0",
             # Claims and PVs are resynced often, so a binding shows up in seconds.

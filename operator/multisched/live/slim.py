@@ -93,7 +93,7 @@ def slim_pod(raw: Mapping[str, Any]) -> dict[str, Any]:
     out_spec["containers"] = [_container(c) for c in spec.get("containers") or ()]
     if spec.get("initContainers"):
         out_spec["initContainers"] = [_container(c) for c in spec["initContainers"]]
-    out_status = _pick(status, ("phase", "nominatedNodeName", "startTime"))
+    out_status = _pick(status, ("phase", "nominatedNodeName", "startTime", "resourceClaimStatuses"))
     conditions = [
         _pick(c, ("type", "status", "reason"))
         for c in status.get("conditions") or ()

@@ -8,7 +8,9 @@ kube-scheduler only ever sees the result:
   DefaultStorageClass admission plugin); a pod's matchLabelKeys and mismatchLabelKeys
   are merged into its pod affinity terms' and topology spread constraints' selectors;
 - kube-controller-manager's PV controller (``settle_volumes``): bindings written in the
-  file are completed, unbound Immediate claims are bound or provisioned.
+  file are completed, unbound Immediate claims are bound or provisioned;
+- its resourceclaim controller (``settle_claims``): the ResourceClaims pods ask for from
+  ResourceClaimTemplates are created and recorded in the pods' status.
 
 Objects a cluster stored (``trusted``: ``--from-cluster``; in a file, those with the
 ``creationTimestamp`` only an API server writes: a snapshot's) went through the API server
@@ -27,6 +29,7 @@ from multisched.meta import object_key
 from multisched.plugins.volumebinding.pv_helpers import BETA_STORAGE_CLASS
 from multisched.validation.core import with_label_keys
 
+from .settle_claims import RESOURCE_CLAIM, ClaimController
 from .settle_volumes import PVController
 
 Obj = dict[str, Any]
@@ -38,6 +41,7 @@ ANN_BETA_DEFAULT_CLASS = "storageclass.beta.kubernetes.io/is-default-class"
 BY_API_SERVER = "kube-apiserver"
 BY_PV_CONTROLLER = "kube-controller-manager's PV controller"
 BY_PROVISIONER = "the ideal provisioner"
+BY_CLAIM_CONTROLLER = "kube-controller-manager's resourceclaim controller"
 
 #: Why a phase changed when no binding did: the API server keeps no status a file writes.
 _DERIVED = "the status a file writes is dropped at create; the PV controller derives it"
@@ -75,16 +79,22 @@ class Settled:
         storage: list[tuple[str, Obj]],
         pods: list[tuple[str, Obj]],
         changes: list[Settlement],
+        claims: list[tuple[str, Obj]],
     ) -> None:
         self.storage = storage
         self.pods = pods
         self.changes = changes
+        #: ResourceClaims and templates, with the claims the controller created.
+        self.claims = claims
 
 
 def settle(
-    storage: Sequence[tuple[str, Obj]], pods: Sequence[tuple[str, Obj]], trusted: bool
+    storage: Sequence[tuple[str, Obj]],
+    pods: Sequence[tuple[str, Obj]],
+    trusted: bool,
+    claims: Sequence[tuple[str, Obj]] = (),
 ) -> Settled:
-    """``storage``: (kind, object) as loaded; ``pods``: (label, object)."""
+    """``storage`` and ``claims``: (kind, object) as loaded; ``pods``: (label, object)."""
     changes: list[Settlement] = []
 
     def created(obj: Mapping[str, Any]) -> bool:
@@ -96,7 +106,40 @@ def settle(
     out_pods = [
         _created_pod(label, raw, changes) if created(raw) else (label, raw) for label, raw in pods
     ]
-    return Settled(out_storage, out_pods, changes)
+    # The resourceclaim controller works on stored pods too: a pod waits for its claims.
+    claim_controller = ClaimController(claims)
+    out_pods = [(label, _claims_created(raw, claim_controller, changes)) for label, raw in out_pods]
+    out_claims = [*claims, *((RESOURCE_CLAIM, c) for c in claim_controller.created)]
+    return Settled(out_storage, out_pods, changes, out_claims)
+
+
+def _claims_created(raw: Obj, controller: ClaimController, changes: list[Settlement]) -> Obj:
+    before = len(controller.created)
+    out = controller.sync_pod(raw)
+    if out is raw:
+        return raw
+    key = _pod_key(raw)
+    for claim in controller.created[before:]:
+        changes.append(
+            Settlement(
+                "claim-created",
+                f"{RESOURCE_CLAIM} {object_key(claim)}",
+                ["created"],
+                BY_CLAIM_CONTROLLER,
+                f"the pod {key} asks for it: "
+                + str(claim["metadata"]["annotations"]["resource.kubernetes.io/pod-claim-name"]),
+            )
+        )
+    changes.append(
+        Settlement(
+            "claim-status",
+            f"Pod {key}",
+            ["status.resourceClaimStatuses"],
+            BY_CLAIM_CONTROLLER,
+            f"records the claims created for it ({controller.sources.get(key, '')})",
+        )
+    )
+    return out
 
 
 def _stored(obj: Mapping[str, Any]) -> bool:

@@ -37,6 +37,7 @@ from .feed import EngineFeed
 from .outcome import Outcome
 from .scheduler import Scheduler
 from .settle import Settlement, settle
+from .settle_claims import CLAIM_KINDS
 from .sim_volumes import ANN_SELECTED_NODE, SimVolumeController
 
 #: Rounds of "drain the queue, then retry pods that preemption made room for".
@@ -55,6 +56,7 @@ _NAMESPACED_KINDS = frozenset(
         *NAMESPACED_VOLUME_KINDS,
         *GROUP_KINDS,
         *WORKLOAD_KINDS,
+        *CLAIM_KINDS,
     }
 )
 
@@ -176,6 +178,9 @@ class ClusterInput:
         #: Services and pod controllers (default spreading's selectors), as (kind, object).
         self.workloads: list[tuple[str, dict[str, Any]]] = []
         self.configs: list[tuple[str, dict[str, Any]]] = []
+        #: ResourceClaims and ResourceClaimTemplates, as (kind, object): the resourceclaim
+        #: controller's input (the DRA allocator that would read them is issue 42's).
+        self.claims: list[tuple[str, dict[str, Any]]] = []
         #: What the cluster's API server and controllers change before scheduling (settle.py).
         self.settled: list[Settlement] = []
         self._seen: dict[tuple[str, str], str] = {}
@@ -206,8 +211,9 @@ class ClusterInput:
                 )
         if problems:
             raise InputError(problems)
-        settled = settle(out.storage, out.pods, trusted)
+        settled = settle(out.storage, out.pods, trusted, out.claims)
         out.storage, out.pods, out.settled = settled.storage, settled.pods, settled.changes
+        out.claims = settled.claims
         return out
 
     def _claim(self, doc: Document) -> list[str]:
@@ -279,6 +285,8 @@ class ClusterInput:
                 # The API server's default: the template's labels.
                 spec = {**spec, "selector": template_labels(spec)}
             self.workloads.append((kind, {**raw, "metadata": meta, "spec": spec}))
+        elif kind in CLAIM_KINDS:
+            self.claims.append((kind, {**raw, "metadata": {"namespace": "default", **meta}}))
         elif kind in VOLUME_KINDS:
             meta = dict(meta)
             if kind in NAMESPACED_VOLUME_KINDS and not meta.get("namespace"):

@@ -33,6 +33,8 @@ CLUSTER_KINDS = (
     "CSIDriver",
     "CSIStorageCapacity",
     "VolumeAttachment",
+    "ResourceClaim",
+    "ResourceClaimTemplate",
     "PodGroup",
     "ElasticQuota",
     "Service",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from .claims import CLAIM_RULES
 from .core import Obj, validate_namespace, validate_pdb, validate_pod, validate_priority_class
 from .groups import GROUP_RULES
 from .nodes import validate_node
@@ -24,4 +25,5 @@ RULES: dict[str, tuple[Sequence[str], Callable[[Obj], list[str]]]] = {
     **STORAGE_RULES,
     **GROUP_RULES,
     **WORKLOAD_RULES,
+    **CLAIM_RULES,
 }
