@@ -121,6 +121,7 @@ class RecordingClient:
     def __init__(self, error: Exception | None = None) -> None:
         self.error = error
         self.bound: list[tuple[str, str]] = []
+        self.nominated: list[tuple[str, str]] = []
 
     async def bind(self, pod: PodInfo, node_name: str) -> None:
         self.bound.append((pod.key, node_name))
@@ -131,7 +132,7 @@ class RecordingClient:
         pass
 
     async def set_nominated_node(self, pod: PodInfo, node_name: str) -> None:
-        pass
+        self.nominated.append((pod.key, node_name))
 
     async def update_storage_object(self, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
         return obj

@@ -122,6 +122,28 @@ def test_local_pvs_decide_where_pods_go(kube: Kube, controllers: Path, sched: st
     assert sorted(placed) == sorted(pins)  # never the emptier vol-a
 
 
+def test_a_pod_whose_volumes_prebind_binds_is_nominated_to_its_node_first(
+    kube: Kube, controllers: Path, sched: str
+) -> None:
+    """v1.35+ (NominatedNodeNameForExpectation): PreBind has volumes to bind, so the pod is
+    nominated to its node before it is bound, for cluster autoscalers to see; a pod with no
+    PreBind work is bound without one."""
+    kube.add_node("expect-a", cpu="64")
+    kube.add_node("expect-b", cpu="4")
+    kube.apply(local_class("e2e-expect"))
+    kube.apply(local_pv("e2e-expect-0", "e2e-expect", "expect-b"))
+    kube.apply(claim("expect-data", "e2e-expect"))
+    with kube.watching("pods", "--field-selector=metadata.name=expect-vol") as versions:
+        kube.apply(with_claims("expect-vol", sched, "expect-data"))
+        assert bound_to(kube, "expect-vol") == "expect-b"
+    nominated = [v["status"].get("nominatedNodeName") for v in versions]
+    assert "expect-b" in nominated, nominated
+    with kube.watching("pods", "--field-selector=metadata.name=expect-plain") as versions:
+        kube.apply(pod("expect-plain", sched))
+        assert bound_to(kube, "expect-plain")
+    assert not any(v["status"].get("nominatedNodeName") for v in versions)
+
+
 def test_wait_for_first_consumer_claim_is_provisioned_on_the_chosen_node(
     kube: Kube, controllers: Path, sched: str
 ) -> None:

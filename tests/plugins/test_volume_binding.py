@@ -496,3 +496,34 @@ def test_a_storage_class_written_without_a_binding_mode_is_immediate_in_simulate
     del bare["volumeBindingMode"]
     placed = run(node("n1"), bare, claim("d", klass="plain"), pod("w", "d"))
     assert "pod has unbound immediate PersistentVolumeClaims" in placed["w"].message
+
+
+def test_pre_bind_pre_flight_says_whether_prebind_binds_volumes() -> None:
+    """PreBindPreFlight: Skip when the pod has no claims or all are bound, an error for a
+    node Filter never saw, success when Reserve left volumes to bind there."""
+    cache = _store(LOCAL, claim("data"), pv("pv1", host="n1"))
+    plugin = VolumeBinding(VolumeBindingArgs(), _Handle(cache))  # type: ignore[arg-type]
+    web = make_pod("web", volumes=[{"name": "v", "persistentVolumeClaim": {"claimName": "data"}}])
+    state = CycleState()
+    assert plugin.pre_bind_pre_flight(state, web, "n1") is not None  # no PreFilter state
+    assert plugin.pre_bind_pre_flight(state, web, "n1").is_skip()  # type: ignore[union-attr]
+    _, status = plugin.pre_filter(state, web, [])
+    assert status is None
+    n1 = cache.snapshot.get("n1")
+    assert n1 is not None and plugin.filter(state, web, n1) is None
+    missing = plugin.pre_bind_pre_flight(state, web, "n2")
+    assert missing is not None and missing.code == Code.ERROR
+    assert missing.message() == 'no pod volume found for node "n2"'
+    assert plugin.reserve(state, web, "n1") is None
+    assert plugin.pre_bind_pre_flight(state, web, "n1") is None  # pv1 to bind to data
+    bound = _store(
+        LOCAL, claim("data", volume="pv1", bound=True), pv("pv1", host="n1", claim_ref="data")
+    )
+    plugin = VolumeBinding(VolumeBindingArgs(), _Handle(bound))  # type: ignore[arg-type]
+    state = CycleState()
+    plugin.pre_filter(state, web, [])
+    n1 = bound.snapshot.get("n1")
+    assert n1 is not None and plugin.filter(state, web, n1) is None
+    assert plugin.reserve(state, web, "n1") is None
+    done = plugin.pre_bind_pre_flight(state, web, "n1")
+    assert done is not None and done.is_skip()

@@ -12,7 +12,13 @@ class CycleState:
     preemption relies on to dry-run pod removals without touching the real state.
     """
 
-    __slots__ = ("_data", "record_plugin_metrics", "skip_filter_plugins", "skip_score_plugins")
+    __slots__ = (
+        "_data",
+        "record_plugin_metrics",
+        "skip_filter_plugins",
+        "skip_pre_bind_plugins",
+        "skip_score_plugins",
+    )
 
     def __init__(self, record_plugin_metrics: bool = False) -> None:
         self._data: dict[str, Any] = {}
@@ -20,6 +26,8 @@ class CycleState:
         self.record_plugin_metrics = record_plugin_metrics
         self.skip_filter_plugins: set[str] = set()
         self.skip_score_plugins: set[str] = set()
+        #: PreBind plugins whose PreBindPreFlight said Skip: PreBind does not call them.
+        self.skip_pre_bind_plugins: set[str] = set()
 
     def write(self, key: str, value: Any) -> None:
         self._data[key] = value
@@ -41,4 +49,5 @@ class CycleState:
             twin._data[key] = copier() if callable(copier) else value
         twin.skip_filter_plugins = set(self.skip_filter_plugins)
         twin.skip_score_plugins = set(self.skip_score_plugins)
+        twin.skip_pre_bind_plugins = set(self.skip_pre_bind_plugins)
         return twin

@@ -111,6 +111,14 @@ class InstrumentedFramework(Framework):
         self.recorder.permit_wait(code_label(status), perf_counter() - start)
         return status
 
+    def run_pre_bind_pre_flights(
+        self, state: CycleState, pod: PodInfo, node_name: str
+    ) -> Status | None:
+        start = perf_counter()
+        status = super().run_pre_bind_pre_flights(state, pod, node_name)
+        self._point("PreBindPreFlight", code_label(status), perf_counter() - start)
+        return status
+
     async def run_pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         start = perf_counter()
         status = await super().run_pre_bind(state, pod, node_name)

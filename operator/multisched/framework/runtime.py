@@ -46,7 +46,7 @@ from .interfaces import (
 from .queued_pod import QueuedPodInfo
 from .recorder import NULL_RECORDER, FrameworkRecorder
 from .registry import Registry
-from .status import Code, PluginError, Status, code_label
+from .status import SKIP, Code, PluginError, Status, code_label
 from .waiting import WaitingPod
 
 #: Every valid integer score (``run_score`` checks a plugin's scores against it).
@@ -643,8 +643,51 @@ class Framework:
         finally:
             self.waiting_pods.pop(pod.uid, None)
 
-    async def run_pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+    def will_wait_on_permit(self, pod: PodInfo) -> bool:
+        """Whether a Permit plugin holds the pod (upstream ``WillWaitOnPermit``)."""
+        return pod.uid in self.waiting_pods
+
+    def run_pre_bind_pre_flights(
+        self, state: CycleState, pod: PodInfo, node_name: str
+    ) -> Status | None:
+        """Whether PreBind will do anything for the pod (upstream ``RunPreBindPreFlights``):
+        None (success) when any PreBind plugin will, Skip when none will, an Error when one
+        fails or answers anything else. Those that say Skip are not called at PreBind. A
+        plugin without ``pre_bind_pre_flight`` (upstream's interface requires it; Python
+        plugins may leave it out) still runs at PreBind but announces nothing."""
+        result: Status | None = SKIP
+        skipped = state.skip_pre_bind_plugins
         for pl in self.pre_bind_plugins:
+            pre_flight = getattr(pl, "pre_bind_pre_flight", None)
+            if pre_flight is None:
+                continue
+            start = perf_counter()
+            status: Status | None = pre_flight(state, pod, node_name)
+            self._observe(state, pl.name, "PreBindPreFlight", status, start)
+            if status is None or status.is_success():
+                result = None
+            elif status.is_skip():
+                skipped.add(pl.name)
+            elif status.code == Code.ERROR:
+                return Status(
+                    Code.ERROR,
+                    f'running PreBindPreFlight "{pl.name}": {status.message()}',
+                    plugin=pl.name,
+                )
+            else:
+                return Status(
+                    Code.ERROR,
+                    f'PreBindPreFlight {pl.name} returned "{status.code.label}", which '
+                    "is unsupported. It is supposed to return Success, Skip, or Error status",
+                    plugin=pl.name,
+                )
+        return result
+
+    async def run_pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        skipped = state.skip_pre_bind_plugins
+        for pl in self.pre_bind_plugins:
+            if pl.name in skipped:
+                continue
             start = perf_counter()
             status: Status | None = await pl.pre_bind(state, pod, node_name)
             self._observe(state, pl.name, "PreBind", status, start)

@@ -46,6 +46,7 @@ class BindingCycle:
         "attempt_start",
         "fwk",
         "host",
+        "nominated",
         "qpi",
         "result",
         "since",
@@ -77,6 +78,8 @@ class BindingCycle:
         self.attempt_start = attempt_start
         #: When the binding's response was lost (an unconfirmed binding).
         self.since = start
+        #: Whether the binding cycle set the pod's nominatedNodeName (cleared on failure).
+        self.nominated = False
 
     @property
     def pod(self) -> PodInfo:
@@ -143,8 +146,10 @@ class BindingCycles:
     async def _run(self, cycle: BindingCycle) -> None:
         fwk, state, assumed, host = cycle.fwk, cycle.state, cycle.assumed, cycle.host
         try:
+            status = await self._expect(cycle)
             # Waiting at Permit holds no slot: a gang of any size cannot starve the rest.
-            status = await fwk.wait_on_permit(assumed)
+            if status is None:
+                status = await fwk.wait_on_permit(assumed)
             if status is None:
                 # PreBind holds no slot either: VolumeBinding waits there for the PV
                 # controller, up to bindTimeoutSeconds.
@@ -156,6 +161,32 @@ class BindingCycles:
             logger.exception("binding cycle of %s failed", cycle.pod.key)
             status = Status.from_exception(exc)
         await self._end(cycle, status)
+
+    async def _expect(self, cycle: BindingCycle) -> Status | None:
+        """v1.35+'s nominatedNodeName as an expectation (NominatedNodeNameForExpectation):
+        when PreBind has work to do (volumes to bind) or Permit holds the pod, the pod is
+        nominated to its node first, telling cluster autoscalers and Karpenter it is about
+        to land there. A failed write is logged, not fatal, as upstream."""
+        fwk, assumed = cycle.fwk, cycle.assumed
+        pre_flight = fwk.run_pre_bind_pre_flights(cycle.state, assumed, cycle.host)
+        if pre_flight is not None and not pre_flight.is_skip():
+            return pre_flight
+        if pre_flight is not None and not fwk.will_wait_on_permit(assumed):
+            return None  # bound at once: no expectation to announce
+        client = fwk.client
+        if client is not None:
+            try:
+                await client.set_nominated_node(cycle.pod, cycle.host)
+                cycle.nominated = True
+            except (ApiUnavailable, NotLeading):
+                pass  # logged once elsewhere
+            except Exception as exc:
+                logger.warning(
+                    "could not set nominatedNodeName of %s in its binding cycle: %s",
+                    cycle.pod.key,
+                    exc,
+                )
+        return None
 
     async def _end(self, cycle: BindingCycle, status: Status | None) -> None:
         if status is not None:
@@ -202,7 +233,11 @@ class BindingCycles:
             self._observer.binding_failed(cycle.fwk.profile_name)
         # An unreachable API server is logged once by the client, and a replica that
         # stopped leading says so once: not per pod.
-        failure = Failure(status, quiet=isinstance(cause, ApiUnavailable | NotLeading))
+        # Upstream clears the nomination on a binding failure; ours only when there is one.
+        clear = "" if cycle.nominated or pod.nominated_node_name else None
+        failure = Failure(
+            status, nominating=clear, quiet=isinstance(cause, ApiUnavailable | NotLeading)
+        )
         start = None if stepped_down else cycle.attempt_start
         await self._failure.handle(cycle.fwk, cycle.qpi, failure, start)
 

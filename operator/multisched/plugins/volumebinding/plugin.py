@@ -257,6 +257,16 @@ class VolumeBinding:
 
     # -- PreBind --------------------------------------------------------------------------
 
+    def pre_bind_pre_flight(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        """Whether PreBind will bind volumes (upstream ``PreBindPreFlight``): Skip when all
+        are bound already, so the pod gets no nominatedNodeName for its binding."""
+        data: _State | None = state.get(STATE_KEY)
+        if data is None or data.claims is None or data.all_bound:
+            return SKIP
+        if node_name not in data.by_node:
+            return Status.error(f'no pod volume found for node "{node_name}"')
+        return None
+
     async def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         data: _State | None = state.get(STATE_KEY)
         if data is None or data.claims is None or data.all_bound:
