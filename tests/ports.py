@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
 
 _GIVEN: set[int] = set()
@@ -18,3 +19,12 @@ def free_port() -> int:
         if port not in _GIVEN:
             _GIVEN.add(port)
             return port
+
+
+async def closed_port() -> int:
+    """A loopback port nothing listens on any more (an API server that is down)."""
+    server = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
+    port = int(server.sockets[0].getsockname()[1])
+    server.close()
+    await server.wait_closed()
+    return port

@@ -211,6 +211,19 @@ def kubeconfig() -> Iterator[Path]:
         yield path
 
 
+@pytest.fixture(scope="module")
+def controllers(kubeconfig: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """kube-controller-manager (the PV and resourceclaim controllers) beside the module's
+    tests; they skip with a message without the binary."""
+    from volumes_support import controller_manager_missing, pv_controller
+
+    missing = controller_manager_missing()
+    if missing:
+        pytest.skip(missing)
+    with pv_controller(kubeconfig, tmp_path_factory.mktemp("kcm")):
+        yield kubeconfig
+
+
 @pytest.fixture(scope="session")
 def kube(kubeconfig: Path) -> Kube:
     k = Kube(kubeconfig)

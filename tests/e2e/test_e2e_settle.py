@@ -7,33 +7,25 @@ own controllers, and its settling changes nothing."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 from parity_support import UPSTREAM
 from test_e2e_explain import multisched
 from test_e2e_operator import pod
 
 from conftest import Kube, report_figure
-from volumes_support import controller_manager_missing, local_pv, pv_controller
+from volumes_support import (
+    csi_pv,
+    local_pv,
+)
 
 ZONE = "topology.kubernetes.io/zone"
 DRIVER = "csi.settle.multisched.io"
 #: Nodes: cpu decides where an unconstrained pod goes (no ties to break at random).
 NODES = {"settle-a": ("a", "16"), "settle-b": ("b", "8"), "settle-c": ("b", "4")}
-
-
-@pytest.fixture(scope="module")
-def controllers(kubeconfig: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    missing = controller_manager_missing()
-    if missing:
-        pytest.skip(missing)
-    with pv_controller(kubeconfig, tmp_path_factory.mktemp("kcm")):
-        yield kubeconfig
 
 
 #: Messages kube-scheduler words otherwise for reasons outside settling (scheduler
@@ -127,18 +119,7 @@ def storage_objects() -> list[dict[str, Any]]:
     ]
     for i in (1, 2):
         objs.append(
-            {
-                "apiVersion": "v1",
-                "kind": "PersistentVolume",
-                "metadata": {"name": f"settle-csi-{i}"},
-                "spec": {
-                    "capacity": {"storage": "1Gi"},
-                    "accessModes": ["ReadWriteOnce"],
-                    "storageClassName": "settle-csi",
-                    "csi": {"driver": DRIVER, "volumeHandle": f"settle-{i}"},
-                    "claimRef": {"namespace": "default", "name": f"settle-csi-{i}"},
-                },
-            }
+            csi_pv(f"settle-csi-{i}", "settle-csi", DRIVER, f"settle-{i}", f"settle-csi-{i}")
         )
         objs.append(claim(f"settle-csi-{i}", "settle-csi", volumeName=f"settle-csi-{i}"))
     return objs

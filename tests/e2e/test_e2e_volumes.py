@@ -8,7 +8,6 @@ from __future__ import annotations
 import itertools
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,20 +21,12 @@ from volumes_support import (
     SELECTED_NODE,
     TestProvisioner,
     controller_manager_missing,
+    csi_pv,
     local_pv,
     pv_controller,
 )
 
 _ids = itertools.count()
-
-
-@pytest.fixture(scope="module")
-def controllers(kubeconfig: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    missing = controller_manager_missing()
-    if missing:
-        pytest.skip(missing)
-    with pv_controller(kubeconfig, tmp_path_factory.mktemp("kcm")):
-        yield kubeconfig
 
 
 @pytest.fixture
@@ -241,20 +232,7 @@ def test_a_csinode_limit_of_one_keeps_a_second_csi_volume_off_the_node(
         }
     )
     for i in (1, 2):
-        kube.apply(
-            {
-                "apiVersion": "v1",
-                "kind": "PersistentVolume",
-                "metadata": {"name": f"e2e-csi-{i}"},
-                "spec": {
-                    "capacity": {"storage": "1Gi"},
-                    "accessModes": ["ReadWriteOnce"],
-                    "storageClassName": "e2e-csi",
-                    "csi": {"driver": driver, "volumeHandle": f"vol-{i}"},
-                    "claimRef": {"namespace": "default", "name": f"csi-claim-{i}"},
-                },
-            }
-        )
+        kube.apply(csi_pv(f"e2e-csi-{i}", "e2e-csi", driver, f"vol-{i}", f"csi-claim-{i}"))
         body = claim(f"csi-claim-{i}", "e2e-csi")
         body["spec"]["volumeName"] = f"e2e-csi-{i}"
         kube.apply(body)

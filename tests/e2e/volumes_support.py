@@ -26,6 +26,22 @@ SELECTED_NODE = "volume.kubernetes.io/selected-node"
 HOSTNAME = "kubernetes.io/hostname"
 
 
+def csi_pv(name: str, klass: str, driver: str, handle: str, claim: str) -> dict[str, Any]:
+    """A CSI PV of ``driver``, written bound to the claim ``default/<claim>``."""
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": name},
+        "spec": {
+            "capacity": {"storage": "1Gi"},
+            "accessModes": ["ReadWriteOnce"],
+            "storageClassName": klass,
+            "csi": {"driver": driver, "volumeHandle": handle},
+            "claimRef": {"namespace": "default", "name": claim},
+        },
+    }
+
+
 def local_pv(
     name: str, klass: str, node: str, capacity: str = "1Gi", **extra: Any
 ) -> dict[str, Any]:

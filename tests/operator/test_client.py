@@ -19,6 +19,7 @@ from multisched.framework import ApiUnavailable, BindingConflict
 from multisched.operator.client import ApiUnreachable, KubeClient, NotLeader
 from multisched.operator.depth import allow_api_depth
 from multisched.transport import MERGE_PATCH, Api, ApiError
+from ports import closed_port
 
 
 @pytest.fixture
@@ -353,14 +354,6 @@ async def test_leadership_lost_before_the_request_reaches_the_wire_sends_nothing
     client.may_write = lambda: True
     await client.bind(make_pod("web"), "node-1")  # the pooled connection still works
     assert len(writes(kmock)) == 1
-
-
-async def closed_port() -> int:
-    server = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
-    port = int(server.sockets[0].getsockname()[1])
-    server.close()
-    await server.wait_closed()
-    return port
 
 
 async def hang_up_server() -> asyncio.Server:

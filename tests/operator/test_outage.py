@@ -19,6 +19,7 @@ from multisched.operator.client import KubeClient
 from multisched.scheduler import Scheduler, default_registry
 from multisched.scheduler.scheduler import MAX_CONCURRENT_BINDS
 from multisched.transport import Api, Reachability
+from ports import closed_port
 
 
 class Clock:
@@ -27,14 +28,6 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
-
-
-async def closed_port() -> int:
-    server = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
-    port = int(server.sockets[0].getsockname()[1])
-    server.close()
-    await server.wait_closed()
-    return port
 
 
 def bound(request: Request) -> Response:

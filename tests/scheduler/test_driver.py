@@ -15,21 +15,7 @@ from multisched.framework import Code, CycleState, Registry, Status
 from multisched.framework.events import ASSIGNED_POD_DELETE
 from multisched.scheduler import Outcome, Scheduler
 from multisched.scheduler.outcome import CycleResult
-
-
-class Clock:
-    """Simulate's: a microsecond per read (queue timestamps keep the order pods came in),
-    else standing still unless advanced."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        self.now += 1e-6
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
+from multisched.scheduler.simulate import SimClock
 
 
 class Hold:
@@ -56,13 +42,13 @@ def _holding_profile() -> ResolvedProfile:
 
 def _engine(
     *profiles: ResolvedProfile,
-) -> tuple[Scheduler, Clock, list[Outcome]]:
+) -> tuple[Scheduler, SimClock, list[Outcome]]:
     RecordingBinder.bound = []
     RecordingBinder.fail_with = None
     cache = Cache()
     cache.add_node(node_dict("small", cpu="1", labels={"score": "10"}))
     cache.add_node(node_dict("big", cpu="4", labels={"score": "90"}))
-    clock = Clock()
+    clock = SimClock()
     sched = Scheduler(config(*profiles), Registry([*ALL, Hold]), cache=cache, clock=clock)
     outcomes: list[Outcome] = []
     sched.register_outcome_callback(outcomes.append)

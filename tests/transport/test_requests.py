@@ -26,16 +26,9 @@ from multisched.transport import (
 )
 from multisched.transport.endpoints import EndpointClient
 from multisched.transport.errors import translated
+from ports import closed_port
 
 NODES = Resource("", "v1", "nodes")
-
-
-async def closed_port() -> int:
-    server = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
-    port = int(server.sockets[0].getsockname()[1])
-    server.close()
-    await server.wait_closed()
-    return port
 
 
 Serve = Callable[[web.Application], Awaitable[k8s.ApiClient]]
