@@ -305,7 +305,7 @@ async def test_a_bound_pod_is_one_scheduled_attempt(
             "Bind",
             "PostBind",
         )
-    }
+    } | {("PreBindPreFlight", "Skip"): 1}  # no PreBind work for it: no nomination either
     incoming = "scheduler_queue_incoming_pods_total"
     assert value(metrics, incoming, queue="active", event="UnscheduledPodAdd") == 1
     assert value(metrics, "scheduler_pending_pods", queue="active") == 0
