@@ -1,0 +1,1 @@
+"""Dynamic Resource Allocation: CEL device selectors (k8s.io/dynamic-resource-allocation)."""
