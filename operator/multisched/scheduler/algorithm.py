@@ -13,6 +13,7 @@ from functools import partial
 from itertools import compress, count, filterfalse, islice
 from operator import eq, not_
 from time import perf_counter
+from weakref import WeakKeyDictionary
 
 from multisched.cache import NodeInfo, PodInfo, Snapshot
 from multisched.framework import (
@@ -23,9 +24,12 @@ from multisched.framework import (
     Framework,
     PluginError,
     PluginScores,
+    PreFilterResult,
     Status,
 )
 from multisched.framework.runtime import BatchFilterFn, FilterFn
+
+from .batching import OpportunisticBatch
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
@@ -78,10 +82,28 @@ def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
 class Algorithm:
     """Holds the rotating start index shared by all cycles (upstream ``nextStartNodeIndex``)."""
 
-    def __init__(self, percentage_of_nodes_to_score: int = 0, rng: random.Random | None = None):
+    def __init__(
+        self,
+        percentage_of_nodes_to_score: int = 0,
+        rng: random.Random | None = None,
+        opportunistic_batching: bool = True,
+    ):
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
         self.next_start_node_index = 0
         self.rng = rng or random.Random()
+        #: v1.35+ ``OpportunisticBatching`` (on by default): see batching.py.
+        self.opportunistic_batching = opportunistic_batching
+        #: Cycles run, any profile (upstream ``CurrentCycle``): a batch serves the next one.
+        self.scheduling_cycle = 0
+        #: Each profile's batch (a profile rebuilt by a new configuration starts afresh).
+        self._batches: WeakKeyDictionary[Framework, OpportunisticBatch] = WeakKeyDictionary()
+
+    def batch(self, fwk: Framework) -> OpportunisticBatch:
+        """The profile's batch state."""
+        batch = self._batches.get(fwk)
+        if batch is None:
+            batch = self._batches[fwk] = OpportunisticBatch(fwk)
+        return batch
 
     def schedule_pod(
         self,
@@ -95,16 +117,46 @@ class Algorithm:
         all_nodes = snapshot.node_info_list
         if not all_nodes:
             raise SchedulingError(NO_NODES_AVAILABLE)
+        self.scheduling_cycle += 1
         record = Explain() if explain else None
-        feasible, diagnosis = self._find_nodes_that_fit(fwk, state, pod, snapshot, record)
+        batch = None
+        if self.opportunistic_batching and record is None:
+            batch = self.batch(fwk)
+            batch.sign(pod)
+        feasible, diagnosis, reused = self._find_nodes_that_fit(
+            fwk, state, pod, snapshot, record, batch
+        )
+        if reused is not None:
+            assert batch is not None
+            host = self._pick(fwk, state, pod, feasible, record)
+            if batch.host_fits(state, pod, snapshot, host):
+                batch.store(True, host, feasible, reused, True, snapshot, self.scheduling_cycle)
+                return ScheduleResult(host, reused, len(feasible), record)
+            # The hint did not hold: the cycle runs as if there were none.
+            feasible, diagnosis, _ = self._find_nodes_that_fit(fwk, state, pod, snapshot, record)
         if not feasible:
             raise FitError(pod.key, len(all_nodes), diagnosis)
         evaluated = len(feasible) + diagnosis.rejected_count()
-        if len(feasible) == 1:
-            return ScheduleResult(feasible[0].name, evaluated, 1, record)
-        scores = self._prioritize(fwk, state, pod, feasible, record)
-        host = self._select_host(feasible, scores)
+        host = self._pick(fwk, state, pod, feasible, record)
+        if batch is not None:
+            searched_all = evaluated == len(all_nodes)
+            cycle = self.scheduling_cycle
+            batch.store(False, host, feasible, evaluated, searched_all, snapshot, cycle)
         return ScheduleResult(host, evaluated, len(feasible), record)
+
+    def _pick(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        feasible: list[NodeInfo],
+        record: Explain | None,
+    ) -> str:
+        """The feasible node to place the pod on (the only one, or the best scored)."""
+        if len(feasible) == 1:
+            return feasible[0].name
+        scores = self._prioritize(fwk, state, pod, feasible, record)
+        return self._select_host(feasible, scores)
 
     def _find_nodes_that_fit(
         self,
@@ -113,7 +165,10 @@ class Algorithm:
         pod: PodInfo,
         snapshot: Snapshot,
         record: Explain | None,
-    ) -> tuple[list[NodeInfo], Diagnosis]:
+        batch: OpportunisticBatch | None = None,
+    ) -> tuple[list[NodeInfo], Diagnosis, int | None]:
+        """The feasible nodes, the rejections, and when the nodes are a batch's (reused from
+        an earlier cycle), how many nodes the search that found them evaluated."""
         diagnosis = Diagnosis()
         all_nodes = snapshot.node_info_list
         pre_result, status = fwk.run_pre_filter(state, pod, all_nodes)
@@ -127,17 +182,37 @@ class Algorithm:
                 diagnosis.node_to_status[node.name] = status
             if record is not None:
                 record.verdicts = dict.fromkeys(diagnosis.node_to_status, status)
-            return [], diagnosis
+            return [], diagnosis, None
+
+        # Upstream asks for the batch's hint before trying the nominated node.
+        if batch is not None:
+            reused = batch.candidates(state, pod, snapshot, self.scheduling_cycle)
+            if reused is not None:
+                return reused[0], diagnosis, reused[1]
 
         if pod.nominated_node_name:
             nominated = snapshot.get(pod.nominated_node_name)
             if nominated is not None:
                 st = fwk.run_filter_plugins_with_nominated_pods(state, pod, nominated)
                 if st is None:
-                    return [nominated], diagnosis
+                    return [nominated], diagnosis, None
                 if st.code == Code.ERROR:
                     raise SchedulingError(st.message())
+        feasible = self._search(fwk, state, pod, snapshot, pre_result, diagnosis, record)
+        return feasible, diagnosis, None
 
+    def _search(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        snapshot: Snapshot,
+        pre_result: PreFilterResult | None,
+        diagnosis: Diagnosis,
+        record: Explain | None,
+    ) -> list[NodeInfo]:
+        """Upstream's search of the nodes PreFilter left (``findNodesThatPassFilters``)."""
+        all_nodes = snapshot.node_info_list
         nodes: Sequence[NodeInfo] = all_nodes
         if pre_result is not None and pre_result.node_names is not None:
             names = pre_result.node_names
@@ -163,7 +238,7 @@ class Algorithm:
             code = "Success"
         finally:
             fwk.recorder.extension_point("Filter", code, perf_counter() - begin)
-        return feasible, diagnosis
+        return feasible
 
     def _find_nodes_that_pass_filters(
         self,
