@@ -40,6 +40,7 @@ async def test_a_preemptor_is_nominated_in_the_patch_that_reports_it() -> None:
         qpi = sched.queue.pop_nowait()
         assert qpi is not None
         await sched.schedule_one(qpi)
+        await sched.wait_for_bindings()  # the victims' deletes run off the cycle
         await kube.recorder.flush()
         high = [(m, body) for m, path, body in api.writes if "/pods/high" in path]
         low = [m for m, path, _ in api.writes if "/pods/low" in path]

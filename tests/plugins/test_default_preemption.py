@@ -6,6 +6,7 @@ NodeResourcesFit so these tests depend only on the framework and InterPodAffinit
 
 from __future__ import annotations
 
+import asyncio
 import random
 import re
 from collections.abc import Sequence
@@ -138,6 +139,8 @@ class Env:
         registry = Registry([TestFit, FailingExtensions, InterPodAffinity, DefaultPreemption])
         self.client = PreemptingClient()
         self.nominator = PodNominator()
+        #: Pods the plugin moved to activeQ (names).
+        self.activated: list[str] = []
         self.fwk = Framework(
             profile,
             registry,
@@ -145,6 +148,7 @@ class Env:
             client=self.client,
             nominator=self.nominator,
             rng=rng or random.Random(4),
+            activator=lambda pods: self.activated.extend(p.name for p in pods),
         )
         self.plugin: DefaultPreemption = self.fwk.plugins["DefaultPreemption"]
 
@@ -167,12 +171,20 @@ class Env:
         return out
 
     async def post_filter(
-        self, pod: PodInfo, statuses: dict[str, Status] | None = None
+        self, pod: PodInfo, statuses: dict[str, Status] | None = None, settle: bool = True
     ) -> tuple[PostFilterResult | None, Status | None]:
+        """PostFilter, then (``settle``) the victims' deletes it started off the cycle."""
         state = self.state_for(pod)
         if statuses is None:
             statuses = self.filter_statuses(state, pod)
-        return await self.plugin.post_filter(state, pod, statuses)
+        out = await self.plugin.post_filter(state, pod, statuses)
+        if settle:
+            await self.settle()
+        return out
+
+    async def settle(self) -> None:
+        while self.fwk.background:
+            await asyncio.wait(list(self.fwk.background))
 
 
 def assert_placed(
@@ -248,12 +260,16 @@ class NotLeadingClient(PreemptingClient):
 async def test_a_replica_that_stopped_leading_preempts_nothing_and_says_nothing(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
+    """The placement is reported before the deletes are tried (async preemption); the delete
+    that failed lets the preemptor go at once, and nothing more is said about it."""
     env = Env([node("node1", ONE_POD, pods="1")], [pod("p1", node_name="node1")])
     env.client.__class__ = NotLeadingClient
     with caplog.at_level("WARNING"):
-        _, status = await env.post_filter(pod("p", HIGH), unschedulable("node1"))
-    assert status is not None and not status.is_success()
+        result, status = await env.post_filter(pod("p", HIGH), unschedulable("node1"))
+    assert_placed(result, status)
     assert env.client.deleted == []
+    assert env.activated == ["p"]
+    assert not env.plugin.executor.is_pod_running_preemption(pod("p").uid)
     assert not [r for r in caplog.records if r.levelname == "WARNING"]
 
 
@@ -505,7 +521,10 @@ async def test_no_potential_nodes_clears_the_pods_nomination() -> None:
     assert env.client.nominated == {"p": ""}
 
 
-async def test_waiting_pod_victim_is_rejected_not_deleted() -> None:
+async def test_waiting_pod_victim_is_preempted_in_memory_not_deleted() -> None:
+    """v1.36: a victim held at Permit is preempted (an error: it backs off and is retried,
+    not parked as unschedulable) and no delete is sent; no deletion event will come, so the
+    preemptor is activated (upstream's last victim preempted in memory)."""
     from multisched.framework import WaitingPod
 
     victim = pod("p1", LOW, SMALL, "node1")
@@ -516,11 +535,27 @@ async def test_waiting_pod_victim_is_rejected_not_deleted() -> None:
     assert_placed(result, status)
     assert result is not None
     assert env.client.deleted == []
-    rejected = await waiting.wait()
-    assert rejected is not None
-    assert rejected.code == Code.UNSCHEDULABLE
-    assert rejected.reasons == ("preempted",)
-    assert rejected.plugin == "DefaultPreemption"
+    preempted = await waiting.wait()
+    assert preempted is not None
+    assert preempted.code == Code.ERROR
+    assert preempted.reasons == ("preempted",)
+    assert preempted.plugin == "DefaultPreemption"
+    assert env.activated == ["p"]
+
+
+async def test_a_victim_whose_permit_wait_ended_is_deleted() -> None:
+    """Upstream falls back to the delete when ``Preempt`` finds the wait over."""
+    from multisched.framework import WaitingPod
+
+    victim = pod("p1", LOW, SMALL, "node1")
+    env = Env([node("node1", SMALL)], [victim])
+    waiting = WaitingPod(victim, {"SomePermit": 60.0})
+    waiting.allow("SomePermit")
+    env.fwk.waiting_pods[victim.uid] = waiting
+    result, status = await env.post_filter(pod("p", HIGH, SMALL))
+    assert_placed(result, status)
+    assert env.client.deleted == ["p1"]
+    assert env.activated == []
 
 
 # -- dry run ---------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ The runtime implements ``Handle``; the operator or the simulator supplies a
 from __future__ import annotations
 
 import random
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Coroutine, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from multisched.cache import NodeInfo, PodInfo, Snapshot
@@ -17,7 +17,7 @@ from .recorder import FrameworkRecorder
 from .status import Status
 
 if TYPE_CHECKING:
-    from .waiting import WaitingPod
+    from .waiting import PodInPreBind, WaitingPod
 
 
 class ClusterClient(Protocol):
@@ -120,12 +120,22 @@ class Handle(Protocol):
 
     def get_waiting_pod(self, uid: str) -> WaitingPod | None: ...
 
+    def get_pod_in_pre_bind(self, uid: str) -> PodInPreBind | None:
+        """A pod whose PreBind plugins are running now (v1.36; preemption may cancel it)."""
+        ...
+
     def iterate_over_waiting_pods(self) -> list[WaitingPod]:
         """Every pod of this profile held at Permit now (a copy: callers may reject)."""
         ...
 
     def activate(self, pods: Iterable[PodInfo]) -> None:
         """Move these pending pods to activeQ now (upstream ``PodsToActivate``)."""
+        ...
+
+    def run_in_background(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run ``work`` off the scheduling cycle (upstream: a goroutine, as async preemption's
+        victim deletes). It must not raise. simulate and explain let it finish before their
+        next pod (``Scheduler.settle_bindings``); the live loop does not wait for it."""
         ...
 
 

@@ -52,6 +52,15 @@ class WaitingPod:
         if not self._result.done():
             self._finish(Status(Code.UNSCHEDULABLE, message, plugin=plugin))
 
+    def preempt(self, plugin: str, message: str) -> bool:
+        """Preemption took the pod's room (upstream ``Preempt``, v1.36): unlike ``reject`` it
+        ends with an error, so the pod backs off and is retried rather than parked as
+        unschedulable. False when its wait had already ended (the caller deletes it)."""
+        if self._result.done():
+            return False
+        self._finish(Status(Code.ERROR, message, plugin=plugin))
+        return True
+
     def _finish(self, status: Status | None) -> None:
         for timer in self._timers:
             timer.cancel()
@@ -59,6 +68,35 @@ class WaitingPod:
 
     async def wait(self) -> Status | None:
         return await self._result
+
+
+class PodInPreBind:
+    """A pod whose PreBind plugins are running (v1.36, upstream ``PodInPreBind``):
+    preemption may cancel it there, before it is bound, instead of deleting it."""
+
+    __slots__ = ("_task", "canceled", "finished", "message")
+
+    def __init__(self, task: asyncio.Future[Status | None]) -> None:
+        self._task = task
+        self.canceled = False
+        self.finished = False
+        self.message = ""
+
+    def cancel_pod(self, message: str) -> bool:
+        """Stop its PreBind; False when PreBind is over (the pod is on its way to Bind)."""
+        if self.finished:
+            return False
+        if not self.canceled:
+            self.canceled, self.message = True, message
+            self._task.cancel()
+        return True
+
+    def mark_prebound(self) -> bool:
+        """PreBind ended: from now on the pod cannot be cancelled. False if it was."""
+        if self.canceled:
+            return False
+        self.finished = True
+        return True
 
 
 def _timeout_message(plugin: str, seconds: float) -> str:

@@ -2,8 +2,9 @@
 
 Follows upstream ``defaultpreemption`` and ``framework/preemption``: nodes that failed
 Filter with plain Unschedulable are dry-run (all lower-priority pods removed, then as many
-as possible reprieved) from a random offset until enough candidates are found; the least
-harmful candidate's victims are deleted and the pod is nominated to that node.
+as possible reprieved) from a random offset until enough candidates are found; the pod is
+nominated to the least harmful candidate and its victims are deleted off the scheduling
+cycle (``_preemption_executor``), the pod held at PreEnqueue until they are.
 """
 
 from __future__ import annotations
@@ -21,18 +22,21 @@ from pydantic.alias_generators import to_camel
 
 from multisched.cache import NodeInfo, PodInfo
 from multisched.framework import (
+    ClusterEventWithHint,
     Code,
     CycleState,
     Diagnosis,
     FitError,
     Handle,
     NodeToStatus,
-    NotLeading,
     PostFilterResult,
+    QueueingHint,
     Status,
 )
+from multisched.framework.events import ASSIGNED_POD_DELETE
 
 from ._node_values import NodeValues
+from ._preemption_executor import Executor, set_nominated_node
 from ._preemption_victims import (
     Candidate,
     Pdb,
@@ -49,6 +53,7 @@ MSG_NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nom
 MSG_NOT_HELPFUL = "Preemption is not helpful for scheduling"
 MSG_NO_VICTIMS = "No preemption victims found for incoming pod"
 MSG_NO_NODES = "no nodes available"
+MSG_WAITING = "waiting for the preemption for this pod to be finished"
 PREEMPT_NEVER = "Never"
 
 
@@ -89,6 +94,11 @@ class DefaultPreemptionArgs(BaseModel):
 class DefaultPreemption:
     name = NAME
     args_model: ClassVar[type[BaseModel] | None] = DefaultPreemptionArgs
+    #: SchedulerAsyncPreemption (on by default since v1.33): victims are deleted off the
+    #: scheduling cycle. An evaluator built per call (CapacityScheduling's) deletes in it.
+    async_preemption: ClassVar[bool] = True
+    #: v1.36: a victim waiting at Permit is preempted, not rejected (``Executor``).
+    preempt_waiting: ClassVar[bool] = True
 
     def __init__(self, args: DefaultPreemptionArgs | None, handle: Handle) -> None:
         args = args or DefaultPreemptionArgs()
@@ -97,12 +107,24 @@ class DefaultPreemption:
         self._handle = handle
         self._own_rng = random.Random()
         self._lowest: NodeValues[float] = NodeValues()
+        self.executor = Executor(handle, self.name, self.preempt_waiting)
 
     @property
     def rng(self) -> random.Random:
         """The framework's random source when it has one (tests seed it)."""
         rng = getattr(self._handle, "rng", None)
         return rng if isinstance(rng, random.Random) else self._own_rng
+
+    def pre_enqueue(self, pod: PodInfo) -> Status | None:
+        """Hold a preemptor back while its victims are being deleted."""
+        if self.executor.is_pod_running_preemption(pod.uid):
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, MSG_WAITING, plugin=NAME)
+        return None
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """A deleted pod may un-gate a preemptor. The hint always skips: the plugins that
+        rejected the pod decide whether the deletion helps it (upstream)."""
+        return [ClusterEventWithHint(ASSIGNED_POD_DELETE, _skip)]
 
     async def post_filter(
         self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
@@ -154,8 +176,9 @@ class DefaultPreemption:
         best = candidates[0] if len(candidates) == 1 else pick_one_node(candidates, now)
         if best is None or not best.name:
             return None, Status.unschedulable("no candidate node for preemption")
-        status = await self.prepare_candidate(best, pod)
-        if status is not None:
+        if self.async_preemption:
+            self.executor.prepare_candidate_async(best, pod)
+        elif (status := await self.prepare_candidate(best, pod)) is not None:
             return None, status
         # v1.37 says a found placement: it ends the pod's FailedScheduling message.
         found = f"found a potential placement for pod on node {best.name}"
@@ -317,45 +340,12 @@ class DefaultPreemption:
         return None
 
     async def prepare_candidate(self, c: Candidate, pod: PodInfo) -> Status | None:
-        """Evict the victims (or reject them at Permit) and drop lower nominations there."""
-        handle = self._handle
-        handle.recorder.preemption_victims(len(c.victims))
-        client = handle.client
-        for victim in c.victims:
-            waiting = handle.get_waiting_pod(victim.uid)
-            if waiting is not None:
-                waiting.reject(NAME, "preempted")
-                continue
-            if client is None:
-                continue
-            try:
-                await client.delete_pod(victim, f"Preempted by pod {pod.uid} on node {c.name}")
-            except NotLeading as exc:
-                return Status.error(str(exc))  # said once by whoever stopped the writes
-            except Exception as exc:
-                logger.warning("preempting %s for %s failed: %s", victim.key, pod.key, exc)
-                return Status.error(str(exc))
-        # Lower-priority pods nominated here may no longer fit; let them look elsewhere.
-        for p in list(handle.nominator.nominated_pods_for_node(c.name)):
-            if p.priority < pod.priority:
-                handle.nominator.delete_nominated_pod(p)
-                await self._set_nominated_node(p, "")
-        return None
+        """Preempt the victims inside the cycle (the synchronous path)."""
+        return await self.executor.prepare_candidate(c, pod)
 
     async def _clear_nominated_node(self, pod: PodInfo) -> None:
         if pod.nominated_node_name:
-            await self._set_nominated_node(pod, "")
-
-    async def _set_nominated_node(self, pod: PodInfo, node_name: str) -> None:
-        client = self._handle.client
-        if client is None:
-            return
-        try:
-            await client.set_nominated_node(pod, node_name)
-        except NotLeading:
-            pass  # said once by whoever stopped the writes
-        except Exception as exc:  # not critical, as upstream
-            logger.warning("could not clear nominatedNodeName of %s: %s", pod.key, exc)
+            await set_nominated_node(self._handle, pod, "")
 
     def _fit_message(self, pod: PodInfo, node_statuses: dict[str, Status]) -> str:
         """Upstream FitError text; nodes not dry-run count as "not helpful"."""
@@ -376,6 +366,10 @@ _LOWEST = "lowest priority"
 
 def _lowest_priorities(nodes: Sequence[NodeInfo]) -> list[float]:
     return [min(map(_PRIORITY, node.pods), default=math.inf) for node in nodes]
+
+
+def _skip(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
+    return QueueingHint.QUEUE_SKIP
 
 
 def _nominated_node(handle: Handle, pod: PodInfo) -> str:

@@ -18,7 +18,6 @@ from __future__ import annotations
 from multisched.cache import NodeInfo, PodInfo
 from multisched.framework import Code, CycleState, Handle, NodeToStatus, Status
 from multisched.plugins._preemption_victims import (
-    Candidate,
     Pdb,
     importance_key,
     split_by_pdb_violation,
@@ -48,6 +47,11 @@ class QuotaPreemption(DefaultPreemption):
     holding the cycle state that PodEligibleToPreemptOthers reads)."""
 
     name = NAME
+    # scheduler-plugins v0.34.7 builds its evaluator with enableAsyncPreemption false, on
+    # v1.34's executor: victims are deleted inside the cycle, and one waiting at Permit is
+    # rejected (in CapacityScheduling's name) rather than preempted.
+    async_preemption = False
+    preempt_waiting = False
 
     def __init__(self, handle: Handle, state: CycleState) -> None:
         super().__init__(None, handle)
@@ -177,15 +181,6 @@ class QuotaPreemption(DefaultPreemption):
         if st is not None and not st.is_success():
             return _as_error(st)
         return None
-
-    async def prepare_candidate(self, c: Candidate, pod: PodInfo) -> Status | None:
-        # Victims held at Permit are rejected in this plugin's name (upstream passes the
-        # evaluator's PluginName); the parent then finds them rejected already.
-        for victim in c.victims:
-            waiting = self._handle.get_waiting_pod(victim.uid)
-            if waiting is not None:
-                waiting.reject(NAME, "preempted")
-        return await super().prepare_candidate(c, pod)
 
 
 def _potential_victim(
