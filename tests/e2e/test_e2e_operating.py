@@ -250,7 +250,7 @@ def test_queue_shows_a_pod_gated_then_unschedulable_then_gone(
 
     text = kube.wait_for("the gated pod", lambda: shows("queue:          gated"), 30)
     assert "rejected by:    SchedulingGates" in text
-    assert "waiting for:    Pod/Update" in text
+    assert "waiting for:    PodUpdatePodSchedulingGatesEliminated" in text
 
     kube.run(
         "patch", "pod", name, "--type=json", "-p",

@@ -63,17 +63,18 @@ def test_queue_view_follows_a_pod_from_failure_to_wakeup() -> None:
     web = by_pod["default/web"]
     assert (web["queue"], web["attempts"], web["message"]) == ("unschedulable", 1, message)
     assert web["unschedulablePlugins"] == ["NodeResourcesFit"]
-    assert web["waitingFor"] == ["Node/Add,UpdateNodeLabel"]
+    assert web["waitingFor"] == ["NodeAdd,UpdateNodeLabel"]
     assert web["wokenBy"] is None
     gated = by_pod["default/gated-a"]
     assert (gated["queue"], gated["unschedulablePlugins"]) == ("gated", ["SchedulingGates"])
 
-    # A node arrives: the pod moves, and says what moved it. Its backoff (1 s) is not over.
+    # A node arrives: the pod moves, and says what moved it. Its backoff (1 s, from 100.0)
+    # is not over: it ends with its 1 s ordering window, at 102.0.
     now[0] = 100.5
     q.move_all_to_active_or_backoff(NODE_ADD)
     (web,) = debug.queue_view(EngineView(q, Cache()), leading=True, pod="default/web")["pods"]
     assert (web["queue"], web["wokenBy"]) == ("backoff", "NodeAdd")
-    assert web["backoffRemainingSeconds"] == pytest.approx(0.5)
+    assert web["backoffRemainingSeconds"] == pytest.approx(1.5)
     assert web["wokenAt"] is not None and web["firstSeen"] is not None
 
 
@@ -235,7 +236,7 @@ async def test_the_running_scheduler_shows_its_queue_config_and_cache(
         assert "pod:            default/big" in lines
         assert "rejected by:    NodeResourcesFit" in lines
         assert f"last failure:   {failure}" in lines
-        assert any(line.startswith("waiting for:") and "Node/" in line for line in lines)
+        assert any(line.startswith("waiting for:") and "NodeAdd" in line for line in lines)
         args.pod = None
         lines = await asyncio.to_thread(_run_cli, args)
         assert lines[0].split() == [

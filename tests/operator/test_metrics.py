@@ -12,6 +12,7 @@ from prometheus_client import Metric
 from builders import node_dict, pod_dict
 from multisched.cache import Cache, PodInfo
 from multisched.config import parse_scheduler_profile_spec, resolve
+from multisched.framework.events import NODE_ADD
 from multisched.operator.metrics import Metrics
 from multisched.queue import SchedulingQueue
 from multisched.scheduler import Scheduler, default_registry
@@ -99,6 +100,26 @@ UPSTREAM: list[tuple[str, str, set[str], tuple[float, float, int] | None, str, i
     ),
     ("scheduler_cache_size", "gauge", {"type"}, None, "ALPHA", 470),
     ("scheduler_unschedulable_pods", "gauge", {"plugin", "profile"}, None, "BETA", 478),
+    (
+        "scheduler_preemption_goroutines_duration_seconds",
+        "histogram",
+        {"result"},
+        (0.01, 2, 20),
+        "ALPHA",
+        494,
+    ),
+    ("scheduler_preemption_goroutines_execution_total", "counter", {"result"}, None, "ALPHA", 505),
+    ("scheduler_batch_attempts_total", "counter", {"profile", "result"}, None, "ALPHA", 350),
+    ("scheduler_inflight_events", "gauge", {"event"}, None, "ALPHA", 336),
+    (
+        "scheduler_queueing_hint_execution_duration_seconds",
+        "histogram",
+        {"plugin", "event", "hint"},
+        (0.00001, 1.5, 20),
+        "ALPHA",
+        432,
+    ),
+    ("scheduler_batch_cache_flushed_total", "counter", {"profile", "reason"}, None, "ALPHA", 357),
 ]
 #: What only multisched has keeps its prefix.
 MULTISCHED_ONLY = {
@@ -158,8 +179,12 @@ def fire_every_hook(metrics: Metrics) -> None:
     qpi = queue.pop_nowait()
     assert qpi is not None
     queue.add_unschedulable(qpi, {"NodeResourcesFit"})
+    queue.add(PodInfo.parse(pod_dict("in-flight", scheduler_name="s")))
+    assert queue.pop_nowait() is not None
+    queue.move_all_to_active_or_backoff(NODE_ADD)  # kept for the pod in flight
     metrics.track_scheduler(EngineView(queue, Cache()))
     metrics.track_profiles(lambda: {"s": True})
+    metrics.queueing_hint("NodeResourcesFit", "NodeAdd", "Queue", 0.00002)
     metrics.attempt("s", "unschedulable", 0.002)
     metrics.algorithm(0.001)
     metrics.bound("s", 0.01, 0.005, 0.5, 1, after_flush=True)
@@ -170,6 +195,9 @@ def fire_every_hook(metrics: Metrics) -> None:
     recorder.permit_wait("Success", 0.1)
     recorder.preemption_attempt()
     recorder.preemption_victims(2)
+    recorder.preemption_goroutine("success", 0.02)
+    recorder.batch_attempt("hint_used")
+    recorder.batch_flush("expired")
     metrics.leader.set(1)
 
 

@@ -91,7 +91,7 @@ async def test_a_status_only_update_does_not_retry_an_unschedulable_pod(
     runtime: Runtime,
 ) -> None:
     await runtime.profile_sync.on_profile(profile_obj(SCHED))
-    pod = pod_dict("web", scheduler_name=SCHED)
+    pod = pod_dict("web", scheduler_name=SCHED, requests={"cpu": "4"})
     uid = pod["metadata"]["uid"]
     await runtime.cluster.on_pod(pod)
     queue = runtime.scheduler.queue
@@ -104,9 +104,14 @@ async def test_a_status_only_update_does_not_retry_an_unschedulable_pod(
     assert queue.where(uid) == "unschedulable"
     info = queue.info(uid)
     assert info is not None and info.pod.raw["status"]["conditions"] == [condition]
-    # A real change (a label) may make it fit: it leaves the pool.
-    changed = {**pod, "metadata": {**pod["metadata"], "labels": {"app": "web"}}}
-    await runtime.cluster.on_pod(changed)
+    # A label change cannot make it fit (v1.37: NodeResourcesFit's hint asks for less).
+    labelled = {**pod, "metadata": {**pod["metadata"], "labels": {"app": "web"}}}
+    await runtime.cluster.on_pod(labelled)
+    assert queue.where(uid) == "unschedulable"
+    # Asking for less may: it leaves the pool.
+    smaller = pod_dict("web", scheduler_name=SCHED, requests={"cpu": "1"})
+    smaller["metadata"] = labelled["metadata"]
+    await runtime.cluster.on_pod(smaller)
     assert queue.where(uid) in ("active", "backoff")
 
 
@@ -274,9 +279,11 @@ async def test_a_volume_attachments_deletion_requeues_what_node_volume_limits_re
     runtime: Runtime,
 ) -> None:
     """v1.37's NodeVolumeLimits counts VolumeAttachments and registers their deletion; no
-    other storage deletion moves pods."""
+    other storage deletion moves pods. Its hint requeues a pod with a claim (the claim's
+    volume may be the one detached)."""
     await runtime.profile_sync.on_profile(profile_obj(SCHED))
-    pod = pod_dict("web", scheduler_name=SCHED)
+    claim = {"name": "data", "persistentVolumeClaim": {"claimName": "data"}}
+    pod = pod_dict("web", scheduler_name=SCHED, volumes=[claim])
     uid = pod["metadata"]["uid"]
     await runtime.cluster.on_pod(pod)
     queue = runtime.scheduler.queue

@@ -1038,9 +1038,10 @@ class Cluster:
         return tried
 
     def later(self, seconds: float) -> None:
-        """Let the queue's backoff pass."""
+        """Let the queue's backoff pass, and the pool's 5 minutes if ``seconds`` says so."""
         self.clock.now += seconds
         self.sched.queue.flush_backoff_completed()
+        self.sched.queue.flush_unschedulable_left_over()
 
     @property
     def waiting(self) -> list[str]:
@@ -1081,8 +1082,10 @@ async def test_two_gangs_that_fit_one_at_a_time_are_both_placed_in_turn() -> Non
     assert await cluster.drain() == ["a-1"]
     assert cluster.bound == ["a-0", "a-1"]
     assert cluster.waiting == []
-    # Gang b retries while a runs: it fits nowhere and holds nothing.
-    cluster.later(60)
+    # Gang b retries while a runs: it fits nowhere and holds nothing. (b-0, turned away at
+    # Permit, waits in the pool for an event Coscheduling registered - a pod or PodGroup
+    # added - or the pool's 5 minutes: its own unreserve is no such event.)
+    cluster.later(301)
     assert sorted(await cluster.drain()) == ["b-0", "b-1"]
     assert cluster.waiting == []
     assert cluster.cpu_in_use == 4000
@@ -1121,7 +1124,9 @@ async def test_a_gang_that_failed_no_longer_holds_up_a_newer_one() -> None:
         cluster.add(name, "big")
     assert await cluster.drain() == ["big-0", "big-1", "big-2"]
     assert cluster.events.failed_with["ns/big-0"] == ["optimistic rejection in PostFilter"]
-    cluster.later(60)  # big's pods are back in activeQ
+    # big's pods are back in activeQ: big-2 after backoff; big-0 and big-1, turned away at
+    # Permit, after the pool's 5 minutes (no event Coscheduling registered came).
+    cluster.later(301)
     cluster.add("small-0", "small")
     cluster.add("small-1", "small")
     # By creation time big (older) would come first again; by its failure, it is last.

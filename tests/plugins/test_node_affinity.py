@@ -9,6 +9,13 @@ from pydantic import ValidationError
 
 from builders import make_node, make_pod
 from multisched.framework import Code, CycleState, Status
+from multisched.framework.events import (
+    ADD,
+    NODE,
+    UPDATE_NODE_LABEL,
+    ClusterEvent,
+    QueueingHint,
+)
 from multisched.plugins.node_affinity import (
     ERR_REASON_CONFLICT,
     ERR_REASON_ENFORCED,
@@ -486,3 +493,103 @@ def test_args_invalid() -> None:
 def test_args_unknown_field() -> None:
     with pytest.raises(ValidationError):
         NodeAffinityArgs.model_validate({"addedAffinity": {"requiredDuringScheduling": {}}})
+
+
+# -- Queueing hint (Test_isSchedulableAfterNodeChange) -------------------------------------
+
+FOO_IN_BAR = required({"matchExpressions": [expr("foo", "In", "bar")]})
+ADDED_FOO_IN_BAR: Json = {
+    REQ: {"nodeSelectorTerms": [{"matchExpressions": [expr("foo", "In", "bar")]}]}
+}
+
+
+def hint_node(labels: dict[str, str] | None = None, cpu: str = "4") -> Any:
+    return make_node("node", labels=labels, cpu=cpu)
+
+
+@pytest.mark.parametrize(
+    ("added", "old", "new", "hint"),
+    [
+        pytest.param(None, None, hint_node(), QueueingHint.QUEUE_SKIP, id="skip-queue-on-add"),
+        pytest.param(None, None, hint_node({"foo": "bar"}), QueueingHint.QUEUE, id="queue-on-add"),
+        pytest.param(
+            None,
+            hint_node(),
+            hint_node(cpu="8"),
+            QueueingHint.QUEUE_SKIP,
+            id="skip-unrelated-changes",
+        ),
+        pytest.param(
+            None,
+            hint_node(),
+            hint_node({"k": "v"}),
+            QueueingHint.QUEUE_SKIP,
+            id="skip-unrelated-changes-on-labels",
+        ),
+        pytest.param(
+            None,
+            hint_node({"foo": "bar"}),
+            hint_node({"k": "v"}),
+            QueueingHint.QUEUE_SKIP,
+            id="skip-labels-changes-on-node-from-suitable-to-unsuitable",
+        ),
+        pytest.param(
+            None,
+            hint_node(),
+            hint_node({"foo": "bar"}),
+            QueueingHint.QUEUE,
+            id="queue-on-labels-change-makes-pod-schedulable",
+        ),
+        pytest.param(
+            None,
+            hint_node({"foo": "bar"}),
+            hint_node({"foo": "bar"}, cpu="8"),
+            QueueingHint.QUEUE_SKIP,
+            id="skip-unrelated-change-that-keeps-pod-schedulable",
+        ),
+        pytest.param(
+            ADDED_FOO_IN_BAR,
+            None,
+            hint_node(),
+            QueueingHint.QUEUE_SKIP,
+            id="skip-queue-on-add-scheduler-enforced-node-affinity",
+        ),
+        pytest.param(
+            ADDED_FOO_IN_BAR,
+            None,
+            hint_node({"foo": "bar"}),
+            QueueingHint.QUEUE,
+            id="queue-on-add-scheduler-enforced-node-affinity",
+        ),
+    ],
+)
+def test_is_schedulable_after_node_change(
+    added: Json | None, old: Any, new: Any, hint: QueueingHint
+) -> None:
+    pod = make_pod(affinity=FOO_IN_BAR)
+    assert plugin(added).is_schedulable_after_node_change(pod, old, new) is hint
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "hint"),
+    [
+        (None, {"disk": "ssd"}, QueueingHint.QUEUE),
+        ({"disk": "hdd"}, {"disk": "ssd"}, QueueingHint.QUEUE),
+        ({"disk": "ssd"}, {"disk": "ssd", "k": "v"}, QueueingHint.QUEUE_SKIP),
+        (None, {"disk": "hdd"}, QueueingHint.QUEUE_SKIP),
+    ],
+)
+def test_the_hint_reads_the_pods_node_selector_too(
+    old: dict[str, str] | None, new: dict[str, str], hint: QueueingHint
+) -> None:
+    """Upstream's RequiredNodeAffinity is nodeSelector AND required affinity."""
+    pod = make_pod(node_selector={"disk": "ssd"})
+    before = None if old is None else hint_node(old)
+    assert plugin().is_schedulable_after_node_change(pod, before, hint_node(new)) is hint
+
+
+def test_events_to_register_node_add_and_label_updates_with_the_hint() -> None:
+    pl = plugin()
+    (registration,) = pl.events_to_register()
+    assert registration.event == ClusterEvent(NODE, ADD | UPDATE_NODE_LABEL)
+    assert registration.hint == pl.is_schedulable_after_node_change

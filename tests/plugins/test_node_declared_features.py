@@ -15,10 +15,13 @@ from multisched.cache.declared_features import DEFAULT_FRAMEWORK
 from multisched.config import parse_scheduler_profile_spec, resolve
 from multisched.framework import Code, CycleState
 from multisched.framework import events as ev
+from multisched.framework.events import QueueingHint
 from multisched.plugins.node_declared_features import (
     ERR_REASON_UNSATISFIED_REQUIREMENTS,
     PRE_FILTER_STATE_KEY,
     NodeDeclaredFeatures,
+    is_schedulable_after_node_change,
+    is_schedulable_after_target_pod_update,
 )
 from multisched.scheduler import Scheduler, default_registry
 from multisched.scheduler.cluster_events import node_scheduling_properties_change
@@ -144,13 +147,77 @@ def test_filter_without_pre_filter_state_is_an_error() -> None:
 # -- Events (TestEventsToRegister, TestEnqueueExtensionsNodeUpdate) ----------------------
 
 
-def test_events_to_register_are_node_add_and_declared_feature_updates() -> None:
-    (registered,) = NodeDeclaredFeatures(None, None).events_to_register()
-    assert registered == ev.ClusterEvent(ev.NODE, ev.ADD | ev.UPDATE_NODE_DECLARED_FEATURE)
-    assert registered.matches(ev.NODE_ADD)
-    assert registered.matches(ev.NODE_DECLARED_FEATURE_CHANGE)
+def test_events_to_register_are_node_add_and_declared_feature_updates_and_pod_updates() -> None:
+    """TestEventsToRegister "plugin enabled" (GA in v1.37): two registrations, with hints."""
+    node_event, pod_event = NodeDeclaredFeatures(None, None).events_to_register()
+    assert node_event.event == ev.ClusterEvent(ev.NODE, ev.ADD | ev.UPDATE_NODE_DECLARED_FEATURE)
+    assert node_event.hint is is_schedulable_after_node_change
+    assert node_event.event.matches(ev.NODE_ADD)
+    assert node_event.event.matches(ev.NODE_DECLARED_FEATURE_CHANGE)
     for other in (ev.NODE_LABEL_CHANGE, ev.NODE_TAINT_CHANGE, ev.ASSIGNED_POD_DELETE):
-        assert not registered.matches(other)
+        assert not node_event.event.matches(other)
+    assert pod_event.event == ev.ClusterEvent(ev.POD, ev.UPDATE)
+    assert pod_event.hint is is_schedulable_after_target_pod_update
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "hint"),
+    [
+        pytest.param(None, ["FeatureA"], QueueingHint.QUEUE, id="Node Add with feature"),
+        pytest.param([], ["FeatureA"], QueueingHint.QUEUE, id="Node Update (Features Added)"),
+        pytest.param(
+            ["FeatureA"],
+            ["FeatureA"],
+            QueueingHint.QUEUE_SKIP,
+            id="Node Update (Features Unchanged)",
+        ),
+        # Ours: the lists are compared as listed, known features or not.
+        pytest.param([FEATURE_A], [], QueueingHint.QUEUE, id="features removed"),
+        pytest.param([FEATURE_A], [FEATURE_A, FEATURE_B], QueueingHint.QUEUE, id="known added"),
+    ],
+)
+def test_enqueue_extensions_node_update(
+    old: list[str] | None, new: list[str], hint: QueueingHint
+) -> None:
+    """TestEnqueueExtensionsNodeUpdate (its features unknown to the registry still count)."""
+    before = None if old is None else NodeInfo.from_node(node(declared=old or None))
+    after = NodeInfo.from_node(node(declared=new))
+    assert is_schedulable_after_node_change(make_pod("test-pod"), before, after) is hint
+
+
+def _target_update(old: PodInfo, new: PodInfo) -> QueueingHint:
+    return is_schedulable_after_target_pod_update(new, old, new)
+
+
+@pytest.mark.parametrize(
+    ("old_needs", "new_needs", "hint"),
+    [
+        pytest.param(False, True, QueueingHint.QUEUE, id="Pod Update adds requirement"),
+        pytest.param(True, False, QueueingHint.QUEUE, id="Pod Update removes requirement"),
+        pytest.param(
+            False, False, QueueingHint.QUEUE_SKIP, id="Pod Update with no change in requirements"
+        ),
+        pytest.param(True, True, QueueingHint.QUEUE_SKIP, id="requirement kept"),
+    ],
+)
+def test_is_schedulable_after_target_pod_update(
+    old_needs: bool, new_needs: bool, hint: QueueingHint
+) -> None:
+    """TestIsSchedulableAfterTargetPodUpdate, with a real feature (FEATURE_A) for the mock."""
+    raw = pod_dict("test-pod", labels={"foo": "bar"})
+    raw["metadata"]["uid"] = "123"
+    old = PodInfo.parse(restarting(copy.deepcopy(raw)) if old_needs else raw)
+    new = PodInfo.parse(restarting(copy.deepcopy(raw)) if new_needs else raw)
+    assert _target_update(old, new) is hint
+
+
+def test_another_pods_update_is_not_the_target_pods() -> None:
+    """Upstream registers TargetPod: another pod's new needs are not this pod's."""
+    other_old, other_new = make_pod("other"), needing_a("other")
+    assert (
+        is_schedulable_after_target_pod_update(make_pod("test-pod"), other_old, other_new)
+        is QueueingHint.QUEUE_SKIP
+    )
 
 
 @pytest.mark.parametrize(
@@ -165,15 +232,15 @@ def test_events_to_register_are_node_add_and_declared_feature_updates() -> None:
 def test_a_declared_features_update_is_its_own_node_event(
     old: list[str] | None, new: list[str], changed: bool
 ) -> None:
-    event = node_scheduling_properties_change(node(declared=old), node(declared=new))
+    events = node_scheduling_properties_change(node(declared=old), node(declared=new))
     if not changed:
-        assert event is None
+        assert events == []
         return
-    assert event is not None
+    (event,) = events
     assert (event.resource, event.action, event.label) == (
         ev.NODE,
         ev.UPDATE_NODE_DECLARED_FEATURE,
-        "NodeDeclaredFeatureChange",
+        "NodeUpdateNodeDeclaredFeature",
     )
     assert event.action & ev.UPDATE  # a plugin registered for any node update sees it too
 

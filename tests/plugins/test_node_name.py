@@ -6,6 +6,7 @@ import pytest
 
 from builders import make_node, make_pod
 from multisched.framework import Code, CycleState
+from multisched.framework.events import ADD, NODE, ClusterEvent
 from multisched.plugins.node_name import NodeName
 
 
@@ -27,3 +28,9 @@ def test_filter(pod_node_name: str, fits: bool) -> None:
         assert status is not None
         assert status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
         assert status.reasons == ("node(s) didn't match the requested node name",)
+
+
+def test_events_to_register_node_add_without_a_hint() -> None:
+    """Upstream registers Node/Add with no QueueingHintFn: every added node requeues."""
+    (registration,) = NodeName(None, None).events_to_register()
+    assert registration == ClusterEvent(NODE, ADD)

@@ -9,7 +9,13 @@ import pytest
 from builders import make_node, make_pod
 from multisched.cache import NodeInfo, PodInfo
 from multisched.framework import Code, CycleState
-from multisched.plugins.node_ports import PRE_FILTER_STATE_KEY, NodePorts, fits
+from multisched.framework.events import ADD, DELETE, NODE, POD, ClusterEvent, QueueingHint
+from multisched.plugins.node_ports import (
+    PRE_FILTER_STATE_KEY,
+    NodePorts,
+    fits,
+    is_schedulable_after_pod_deleted,
+)
 
 ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
 
@@ -218,3 +224,63 @@ def test_removing_the_holder_frees_the_port() -> None:
     assert not fits(pod, node)
     node.remove_pod(holder)
     assert fits(pod, node)
+
+
+# -- Queueing hints (Test_isSchedulableAfterAssignedPodDeleted) ----------------------------
+
+
+@pytest.mark.parametrize(
+    ("deleted", "hint"),
+    [
+        pytest.param(make_pod("gone"), QueueingHint.QUEUE_SKIP, id="skip-queue-on-unscheduled"),
+        pytest.param(
+            make_pod("gone", node_name="fake-node"),
+            QueueingHint.QUEUE_SKIP,
+            id="skip-queue-on-non-hostport",
+        ),
+        pytest.param(
+            make_pod("gone", node_name="fake-node", host_ports=[8081]),
+            QueueingHint.QUEUE_SKIP,
+            id="skip-queue-on-unrelated-hostport",
+        ),
+        pytest.param(
+            make_pod("gone", node_name="fake-node", host_ports=[8080]),
+            QueueingHint.QUEUE,
+            id="queue-on-released-hostport",
+        ),
+        # Ours: a nominated pod's ports count too (upstream's unscheduled check).
+        pytest.param(
+            make_pod("gone", host_ports=[8080], status={"nominatedNodeName": "fake-node"}),
+            QueueingHint.QUEUE,
+            id="queue-on-nominated-pods-hostport",
+        ),
+        pytest.param(
+            pod_with("UDP/127.0.0.1/8080", name="gone", node_name="fake-node"),
+            QueueingHint.QUEUE_SKIP,
+            id="skip-queue-on-other-protocol",
+        ),
+    ],
+)
+def test_is_schedulable_after_assigned_pod_deleted(deleted: PodInfo, hint: QueueingHint) -> None:
+    pod = make_pod(host_ports=[8080])
+    assert is_schedulable_after_pod_deleted(pod, deleted, None) is hint
+
+
+def test_a_pod_without_host_ports_waits_for_no_deletion() -> None:
+    deleted = make_pod("gone", node_name="fake-node", host_ports=[8080])
+    assert is_schedulable_after_pod_deleted(make_pod(), deleted, None) is QueueingHint.QUEUE_SKIP
+
+
+def test_events_to_register() -> None:
+    deleted, node_added = NodePorts(None, None).events_to_register()
+    assert deleted.event == ClusterEvent(POD, DELETE)
+    assert deleted.hint is is_schedulable_after_pod_deleted
+    assert node_added.event == ClusterEvent(NODE, ADD)
+    assert node_added.hint is None  # upstream: always requeue
+
+
+def test_a_deletion_sent_without_the_pod_may_have_freed_the_port() -> None:
+    """Ours: a delete event whose pod the queue did not pass could have held anything."""
+    assert is_schedulable_after_pod_deleted(make_pod(host_ports=[8080]), None, None) is (
+        QueueingHint.QUEUE
+    )

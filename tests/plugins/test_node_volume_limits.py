@@ -428,7 +428,7 @@ def test_events_to_register() -> None:
     events = NodeVolumeLimits(None, None).events_to_register()  # type: ignore[arg-type]
 
     def covered(event: Any) -> bool:
-        return any(e.matches(event) for e in events)
+        return any(e.event.matches(event) for e in events)
 
     for event in (
         CSI_NODE_ADD,

@@ -7,9 +7,23 @@ from typing import Any
 
 import pytest
 
-from builders import make_node, make_pod
+from builders import make_node, make_pod, pod_dict
+from multisched.cache import NodeInfo, PodInfo
 from multisched.framework import Code, CycleState, PluginError
-from multisched.plugins.taint_toleration import TaintToleration
+from multisched.framework.events import (
+    ADD,
+    NODE,
+    POD,
+    UPDATE_NODE_TAINT,
+    UPDATE_POD_TOLERATION,
+    ClusterEvent,
+    QueueingHint,
+)
+from multisched.plugins.taint_toleration import (
+    TaintToleration,
+    is_schedulable_after_node_change,
+    is_schedulable_after_target_pod_toleration_change,
+)
 
 Json = dict[str, Any]
 PREFER = "PreferNoSchedule"
@@ -229,3 +243,71 @@ def test_score_without_pre_score_is_an_error() -> None:
     node = make_node("n", taints=[taint("a", "b", PREFER)])
     with pytest.raises(PluginError, match='failed to read "PreScoreTaintToleration"'):
         plugin.score(CycleState(), make_pod(), node)
+
+
+# -- Queueing hints (TestIsSchedulableAfterNodeChange, ...TargetPodTolerationChange) -------
+
+
+def _tainted(*values: str) -> NodeInfo:
+    return make_node("nodeA", taints=[taint("dedicated", v, "NoSchedule") for v in values])
+
+
+_USER2 = [tol("dedicated", "user2", "NoSchedule", "Equal")]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "hint"),
+    [
+        pytest.param(
+            None,
+            _tainted("user1"),
+            QueueingHint.QUEUE_SKIP,
+            id="skip-queue-on-untoleratedtaint-node-added",
+        ),
+        pytest.param(
+            None, _tainted("user2"), QueueingHint.QUEUE, id="queue-on-toleratedtaint-node-added"
+        ),
+        pytest.param(
+            _tainted("user1"),
+            _tainted("user1", "user3"),
+            QueueingHint.QUEUE_SKIP,
+            id="skip-unrelated-change",
+        ),
+        pytest.param(
+            _tainted("user1"), _tainted("user2"), QueueingHint.QUEUE, id="queue-on-taint-change"
+        ),
+        # Ours: a node that was already tolerated changes nothing for the pod.
+        pytest.param(
+            _tainted("user2"), _tainted(), QueueingHint.QUEUE_SKIP, id="skip-already-tolerated"
+        ),
+        pytest.param(None, _tainted(), QueueingHint.QUEUE, id="queue-on-untainted-node-added"),
+    ],
+)
+def test_is_schedulable_after_node_change(
+    old: NodeInfo | None, new: NodeInfo, hint: QueueingHint
+) -> None:
+    pod = make_pod("pod1", tolerations=_USER2)
+    assert is_schedulable_after_node_change(pod, old, new) is hint
+
+
+def test_is_schedulable_after_target_pod_toleration_change() -> None:
+    """queue-on-toleration-added; and (ours) another pod's new toleration is skipped."""
+    raw = pod_dict("pod-1", "ns-1")
+    pod, old = PodInfo.parse(raw), PodInfo.parse(raw)
+    new = PodInfo.parse(
+        {**raw, "spec": {**raw["spec"], "tolerations": [tol("foo", effect="NoSchedule")]}}
+    )
+    assert is_schedulable_after_target_pod_toleration_change(pod, old, new) is QueueingHint.QUEUE
+    other = make_pod("pod-2", tolerations=[tol("foo", effect="NoSchedule")])
+    assert (
+        is_schedulable_after_target_pod_toleration_change(pod, make_pod("pod-2"), other)
+        is QueueingHint.QUEUE_SKIP
+    )
+
+
+def test_events_to_register() -> None:
+    node_event, pod_event = TaintToleration(None, None).events_to_register()
+    assert node_event.event == ClusterEvent(NODE, ADD | UPDATE_NODE_TAINT)
+    assert node_event.hint is is_schedulable_after_node_change
+    assert pod_event.event == ClusterEvent(POD, UPDATE_POD_TOLERATION)
+    assert pod_event.hint is is_schedulable_after_target_pod_toleration_change

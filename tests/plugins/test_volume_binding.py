@@ -402,7 +402,7 @@ def test_a_storage_class_without_binding_mode_is_an_error() -> None:
 
 def test_events_requeue_what_can_help() -> None:
     events = VolumeBinding(None, _Handle(Cache())).events_to_register()  # type: ignore[arg-type]
-    resources = {e.resource for e in events}
+    resources = {e.event.resource for e in events}
     assert resources == {
         "StorageClass", "PersistentVolumeClaim", "PersistentVolume", "Node", "CSINode",
         "CSIDriver", "CSIStorageCapacity",

@@ -268,7 +268,7 @@ def test_events_the_volume_filters_register() -> None:
     zone = VolumeZone(None, None).events_to_register()  # type: ignore[arg-type]
 
     def covers(events: Any, event: Any) -> bool:
-        return any(e.matches(event) for e in events)
+        return any(e.event.matches(event) for e in events)
 
     assert covers(restrictions, PVC_ADD) and not covers(restrictions, PVC_UPDATE)
     assert covers(zone, PVC_ADD) and covers(zone, PVC_UPDATE)

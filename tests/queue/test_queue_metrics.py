@@ -47,7 +47,7 @@ def test_every_move_into_a_queue_is_counted_by_its_event() -> None:
     a, b = pop(q), pop(q)
     q.add_unschedulable(a, {"NodeResourcesFit"})
     q.add_unschedulable(b, set(), error=True)
-    clock.now += 1
+    clock.now += 2  # its 1 s backoff's window (100-101) is over
     q.flush_backoff_completed()  # b's backoff is over
     q.move_all_to_active_or_backoff(NODE_ADD)  # a's too; g stays gated: no move
     ungated = make_pod("g")

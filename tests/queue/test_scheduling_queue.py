@@ -44,7 +44,22 @@ def test_backoff_doubles_up_to_max() -> None:
         durations.append(q.backoff_expiry(qpi) - clock.now)
         assert q.pop_nowait() is None  # still backing off
         clock.now = q.backoff_expiry(qpi)
-    assert durations == [1, 2, 4, 8, 10, 10]
+    # Upstream truncates an expiry to its 1 s ordering window and completes the window as
+    # a whole: a backoff of d seconds from a whole second ends after d + 1 seconds.
+    assert durations == [2, 3, 5, 9, 11, 11]
+
+
+def test_backoff_without_ordering_windows_ends_at_its_expiry() -> None:
+    clock = Clock()
+    q = SchedulingQueue(by_priority, clock=clock, backoff_ordering_window=0)
+    q.add(make_pod("p"))
+    qpi = q.pop_nowait()
+    assert qpi is not None
+    q.add_unschedulable(qpi, {"X"}, error=True)
+    clock.now += 0.999
+    assert q.pop_nowait() is None
+    clock.now += 0.001
+    assert q.pop_nowait() is qpi
 
 
 def test_unschedulable_pod_waits_for_an_event() -> None:

@@ -14,7 +14,10 @@ from multisched.config import parse_scheduler_profile_spec, resolve
 from multisched.framework import Framework, FrameworkError, Registry
 from multisched.framework import events as ev
 from multisched.scheduler import Scheduler, default_registry
-from multisched.scheduler.cluster_events import node_scheduling_properties_change
+from multisched.scheduler.cluster_events import (
+    node_scheduling_properties_change,
+    pod_scheduling_properties_change,
+)
 
 
 def ready_node(name: str = "n1", **kw: Any) -> dict[str, Any]:
@@ -25,8 +28,8 @@ def ready_node(name: str = "n1", **kw: Any) -> dict[str, Any]:
     return raw
 
 
-def changed(edit: Any) -> ev.ClusterEvent | None:
-    old = ready_node()
+def changed(edit: Any, old: dict[str, Any] | None = None) -> list[ev.ClusterEvent]:
+    old = old or ready_node()
     new = copy.deepcopy(old)
     edit(new)
     return node_scheduling_properties_change(old, new)
@@ -37,9 +40,8 @@ def test_kubelet_heartbeats_and_images_are_no_event() -> None:
         n["status"]["conditions"][0]["lastHeartbeatTime"] = "2024-01-01T00:00:10Z"
         n["status"]["images"] = [{"names": ["nginx"], "sizeBytes": 1}]
         n["metadata"]["resourceVersion"] = "2"
-        n["metadata"]["annotations"] = {"node.alpha.kubernetes.io/ttl": "0"}
 
-    assert changed(heartbeat) is None
+    assert changed(heartbeat) == []
 
 
 @pytest.mark.parametrize(
@@ -48,44 +50,54 @@ def test_kubelet_heartbeats_and_images_are_no_event() -> None:
         (
             lambda n: n["status"]["allocatable"].update(cpu="8"),
             ev.UPDATE_NODE_ALLOCATABLE,
-            "NodeAllocatableChange",
+            "NodeUpdateNodeAllocatable",
         ),
         (
             lambda n: n["metadata"]["labels"].update(zone="a"),
             ev.UPDATE_NODE_LABEL,
-            "NodeLabelChange",
+            "NodeUpdateNodeLabel",
         ),
         (
             lambda n: n["spec"].update(taints=[{"key": "k", "effect": "NoSchedule"}]),
             ev.UPDATE_NODE_TAINT,
-            "NodeTaintChange",
-        ),
-        (
-            lambda n: n["spec"].update(unschedulable=True),
-            ev.UPDATE_NODE_TAINT,
-            "NodeSpecUnschedulableChange",
+            "NodeUpdateNodeTaint",
         ),
         (
             lambda n: n["status"]["conditions"][0].update(status="False"),
             ev.UPDATE_NODE_CONDITION,
-            "NodeConditionChange",
+            "NodeUpdateNodeCondition",
+        ),
+        (
+            lambda n: n["metadata"].update(annotations={"node.alpha.kubernetes.io/ttl": "0"}),
+            ev.UPDATE_NODE_ANNOTATION,
+            "NodeUpdateNodeAnnotation",
+        ),
+        (
+            lambda n: n["spec"].update(podPreemptionPolicy={"mode": "Never"}),
+            ev.UPDATE_NODE_PREEMPTION_POLICY,
+            "NodeUpdateNodePreemptionPolicy",
         ),
     ],
 )
 def test_each_scheduling_property_is_its_event(edit: Any, action: int, label: str) -> None:
-    event = changed(edit)
-    assert event is not None
+    (event,) = changed(edit)
     assert (event.resource, event.action, event.label) == (ev.NODE, action, label)
 
 
-def test_several_changes_make_one_event_with_every_bit() -> None:
-    def both(n: dict[str, Any]) -> None:
-        n["status"]["allocatable"]["cpu"] = "8"
-        n["metadata"]["labels"]["zone"] = "a"
+def test_only_a_node_becoming_schedulable_again_is_an_event() -> None:
+    cordoned = ready_node()
+    cordoned["spec"]["unschedulable"] = True
+    assert changed(lambda n: n["spec"].update(unschedulable=True)) == []
+    (event,) = changed(lambda n: n["spec"].pop("unschedulable"), old=cordoned)
+    assert (event.action, event.label) == (ev.UPDATE_NODE_TAINT, "NodeUpdateNodeTaint")
 
-    event = changed(both)
-    assert event is not None
-    assert event.action == ev.UPDATE_NODE_ALLOCATABLE | ev.UPDATE_NODE_LABEL
+
+def test_several_changes_make_one_event_each_in_upstream_order() -> None:
+    def both(n: dict[str, Any]) -> None:
+        n["metadata"]["labels"]["zone"] = "a"
+        n["status"]["allocatable"]["cpu"] = "8"
+
+    assert [e.action for e in changed(both)] == [ev.UPDATE_NODE_ALLOCATABLE, ev.UPDATE_NODE_LABEL]
 
 
 # -- through the scheduler, with the built-in plugins' registrations ----------------------
@@ -159,11 +171,20 @@ def test_built_in_filters_register_events_and_plugins_without_them_get_all() -> 
     sched = default_scheduler()
     fwk = sched.profiles["s"]
     events = fwk.plugin_events
+    # v1.37.2's: a bound pod's scale-down (InPlacePodVerticalScaling, GA) and the pod's
+    # own (upstream's AssignedPod and TargetPod, both Pod here), and its new tolerations.
     assert events["NodeResourcesFit"] == (
         ev.ClusterEvent(ev.POD, ev.DELETE),
         ev.ClusterEvent(ev.NODE, ev.ADD | ev.UPDATE_NODE_ALLOCATABLE),
+        ev.ClusterEvent(ev.POD, ev.UPDATE_POD_SCALE_DOWN),
+        ev.ClusterEvent(ev.POD, ev.UPDATE_POD_SCALE_DOWN),
     )
-    assert events["TaintToleration"] == (ev.ClusterEvent(ev.NODE, ev.ADD | ev.UPDATE_NODE_TAINT),)
+    assert events["TaintToleration"] == (
+        ev.ClusterEvent(ev.NODE, ev.ADD | ev.UPDATE_NODE_TAINT),
+        ev.ClusterEvent(ev.POD, ev.UPDATE_POD_TOLERATION),
+    )
+    # Each with its hint.
+    assert all(r.hint is not None for r in fwk.plugin_hints["TaintToleration"])
     # Score/bind-only plugins say nothing: they count as registered for everything.
     assert events["DefaultBinder"] == (ev.WILDCARD_EVENT,)
     assert sched.queue.plugin_events["NodeAffinity"] == events["NodeAffinity"]
@@ -212,3 +233,51 @@ async def test_a_bound_pod_moves_only_the_pods_whose_required_affinity_it_matche
     sched.feed.on_pod(make_pod("db", labels={"app": "db"}, node_name="n1"))
     assert sched.queue.where(waiting) in ("active", "backoff")
     assert sched.queue.where(big) == "unschedulable"  # no affinity term: not a candidate
+
+
+# -- a pending pod's own update (v1.37 PodSchedulingPropertiesChange, as the target) ------
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "labels"),
+    [
+        ({"labels": {"a": "1"}}, {"labels": {"a": "2"}}, ["TargetPodUpdatePodLabel"]),
+        ({"requests": {"cpu": "2"}}, {"requests": {"cpu": "1"}}, ["TargetPodUpdatePodScaleDown"]),
+        ({"requests": {"cpu": "1"}}, {"requests": {"cpu": "2"}}, ["TargetPodUpdatePodScaleUp"]),
+        (
+            {},
+            {"tolerations": [{"key": "k", "operator": "Exists"}]},
+            ["TargetPodUpdatePodToleration"],
+        ),
+        (
+            {"requests": {"cpu": "1"}, "labels": {"a": "1"}},
+            {"requests": {"memory": "1Gi"}, "labels": {"a": "2"}},
+            ["TargetPodUpdatePodLabel", "TargetPodUpdatePodScaleDown", "TargetPodUpdatePodScaleUp"],
+        ),
+        ({"priority": 1}, {"priority": 2}, ["TargetPodUpdate"]),
+    ],
+)
+def test_a_pending_pods_update_is_one_event_per_changed_property(
+    before: dict[str, Any], after: dict[str, Any], labels: list[str]
+) -> None:
+    events = pod_scheduling_properties_change(make_pod("p", **before), make_pod("p", **after))
+    assert [e.label for e in events] == labels
+    assert all(e.resource == ev.POD for e in events)
+
+
+async def test_a_node_update_hands_the_hints_the_node_before_and_after() -> None:
+    sched = default_scheduler()
+    sched.feed.on_node(ready_node("n1", labels={"zone": "a"}))
+    seen: list[tuple[str, Any, Any]] = []
+    real = sched.queue.move_all_to_active_or_backoff
+
+    def spy(event: Any, only: Any = None, old: Any = None, new: Any = None) -> int:
+        seen.append((event.label, old, new))
+        return real(event, only, old, new)
+
+    sched.queue.move_all_to_active_or_backoff = spy  # type: ignore[method-assign]
+    sched.feed.on_node(ready_node("n1", labels={"zone": "b"}))
+    ((label, old, new),) = seen
+    assert label == "NodeUpdateNodeLabel"
+    assert (old.labels["zone"], new.labels["zone"]) == ("a", "b")
+    assert new is sched.cache.snapshot.get("n1") and old is not new

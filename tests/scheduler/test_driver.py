@@ -3,6 +3,7 @@ time on a clock that stands still, and hear how each attempt ended."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -124,6 +125,22 @@ async def test_a_pod_past_max_attempts_is_parked_and_its_last_outcome_stands() -
     assert [p.name for p in parked] == ["huge"]
     assert len(outcomes) == 1  # not tried again: no second outcome
     assert await sched.schedule_next() is None
+
+
+async def test_a_backing_off_pod_is_popped_when_active_q_is_empty() -> None:
+    sched, _clock, _outcomes = _engine()
+    sched.feed.on_pod(_pod("huge", cpu="8"))
+    await sched.drain()
+    sched.feed.on_node(node_dict("huge-node", cpu="16"))
+    assert sched.pods_backing_off() == 1
+    assert await sched.schedule_next() is None  # the driver leaves it backing off
+    # The running loop's pop (upstream's SchedulerPopFromBackoffQ): nothing else to do, so
+    # it goes before its backoff is over.
+    qpi = await asyncio.wait_for(sched.queue.pop(), 1)
+    assert qpi.pod.name == "huge"
+    assert sched.queue.incoming[("active", "PopFromBackoffQ")] == 1
+    outcome = await sched.schedule_one(qpi)
+    assert outcome.node == "huge-node"
 
 
 async def test_skip_backoff_lets_the_longest_backoff_pass_on_the_callers_clock() -> None:

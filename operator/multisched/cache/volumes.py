@@ -217,6 +217,14 @@ class VolumeStore:
             if not names:
                 del self._attachments_by_node[_attachment_node(old)]
 
+    def get(self, kind: str, key: str) -> Obj | None:
+        """The API's version of an object (a claim's or volume's, not an assumption)."""
+        if kind == PERSISTENT_VOLUME:
+            return self.pvs.get_api_obj(key)
+        if kind == PERSISTENT_VOLUME_CLAIM:
+            return self.pvcs.get_api_obj(key)
+        return self._plain(kind).get(key)
+
     def has(self, kind: str, key: str) -> bool:
         if kind == PERSISTENT_VOLUME:
             return key in self.pvs

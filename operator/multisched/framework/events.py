@@ -94,6 +94,20 @@ def _action_names(action: int) -> str:
     return ",".join(parts)
 
 
+#: API groups upstream's event resources carry (``fwk.EventResource``); the core group's
+#: kinds (Pod, Node, PersistentVolume, PersistentVolumeClaim) have none.
+_API_GROUPS = {
+    CSI_NODE: "storage.k8s.io/",
+    CSI_DRIVER: "storage.k8s.io/",
+    CSI_STORAGE_CAPACITY: "storage.k8s.io/",
+    STORAGE_CLASS: "storage.k8s.io/",
+    VOLUME_ATTACHMENT: "storage.k8s.io/",
+    "ResourceClaim": "resource.k8s.io/",
+    "ResourceSlice": "resource.k8s.io/",
+    "DeviceClass": "resource.k8s.io/",
+}
+
+
 class ClusterEvent:
     """A resource and the actions on it; ``label`` names it in logs and metrics."""
 
@@ -102,7 +116,9 @@ class ClusterEvent:
     def __init__(self, resource: str, action: int, label: str = "") -> None:
         self.resource = resource
         self.action = action
-        self.label = label or f"{resource}/{_action_names(action)}"
+        #: Upstream ``ClusterEvent.Label()``: "NodeAdd", "PersistentVolumeUpdate",
+        #: "storage.k8s.io/CSINodeAdd" (``resource`` is the kind; its group is prefixed).
+        self.label = label or f"{_API_GROUPS.get(resource, '')}{resource}{_action_names(action)}"
 
     def is_wildcard(self) -> bool:
         return self.resource == WILDCARD and self.action == ALL
@@ -162,38 +178,38 @@ WILDCARD_EVENT = ClusterEvent(WILDCARD, ALL, "WildCardEvent")
 ASSIGNED_POD_ADD = ClusterEvent(POD, ADD, "AssignedPodAdd")
 ASSIGNED_POD_UPDATE = ClusterEvent(POD, UPDATE, "AssignedPodUpdate")
 ASSIGNED_POD_DELETE = ClusterEvent(POD, DELETE, "AssignedPodDelete")
-NODE_ADD = ClusterEvent(NODE, ADD, "NodeAdd")
-NODE_DELETE = ClusterEvent(NODE, DELETE, "NodeDelete")
-NODE_ALLOCATABLE_CHANGE = ClusterEvent(NODE, UPDATE_NODE_ALLOCATABLE, "NodeAllocatableChange")
-NODE_LABEL_CHANGE = ClusterEvent(NODE, UPDATE_NODE_LABEL, "NodeLabelChange")
-NODE_TAINT_CHANGE = ClusterEvent(NODE, UPDATE_NODE_TAINT, "NodeTaintChange")
+#: Labels are v1.37's ``ClusterEvent.Label()``: the resource, then the action's name.
+NODE_ADD = ClusterEvent(NODE, ADD)
+NODE_DELETE = ClusterEvent(NODE, DELETE)
+NODE_ALLOCATABLE_CHANGE = ClusterEvent(NODE, UPDATE_NODE_ALLOCATABLE)
+NODE_LABEL_CHANGE = ClusterEvent(NODE, UPDATE_NODE_LABEL)
+NODE_TAINT_CHANGE = ClusterEvent(NODE, UPDATE_NODE_TAINT)
 #: Upstream files spec.unschedulable under UpdateNodeTaint (it is the node.kubernetes.io
 #: /unschedulable taint in disguise).
-NODE_SPEC_UNSCHEDULABLE_CHANGE = ClusterEvent(
-    NODE, UPDATE_NODE_TAINT, "NodeSpecUnschedulableChange"
-)
-NODE_CONDITION_CHANGE = ClusterEvent(NODE, UPDATE_NODE_CONDITION, "NodeConditionChange")
-NODE_DECLARED_FEATURE_CHANGE = ClusterEvent(
-    NODE, UPDATE_NODE_DECLARED_FEATURE, "NodeDeclaredFeatureChange"
-)
+NODE_SPEC_UNSCHEDULABLE_CHANGE = NODE_TAINT_CHANGE
+NODE_CONDITION_CHANGE = ClusterEvent(NODE, UPDATE_NODE_CONDITION)
+NODE_ANNOTATION_CHANGE = ClusterEvent(NODE, UPDATE_NODE_ANNOTATION)
+NODE_PREEMPTION_POLICY_CHANGE = ClusterEvent(NODE, UPDATE_NODE_PREEMPTION_POLICY)
+NODE_DECLARED_FEATURE_CHANGE = ClusterEvent(NODE, UPDATE_NODE_DECLARED_FEATURE)
 
-#: Upstream's event labels for them; of their deletions only a VolumeAttachment's moves
-#: pods (NodeVolumeLimits registers it; upstream watches no other storage deletion).
-PV_ADD = ClusterEvent(PERSISTENT_VOLUME, ADD, "PvAdd")
-PV_UPDATE = ClusterEvent(PERSISTENT_VOLUME, UPDATE, "PvUpdate")
-PVC_ADD = ClusterEvent(PERSISTENT_VOLUME_CLAIM, ADD, "PvcAdd")
-PVC_UPDATE = ClusterEvent(PERSISTENT_VOLUME_CLAIM, UPDATE, "PvcUpdate")
-STORAGE_CLASS_ADD = ClusterEvent(STORAGE_CLASS, ADD, "StorageClassAdd")
-STORAGE_CLASS_UPDATE = ClusterEvent(STORAGE_CLASS, UPDATE, "StorageClassUpdate")
-CSI_NODE_ADD = ClusterEvent(CSI_NODE, ADD, "CSINodeAdd")
-CSI_NODE_UPDATE = ClusterEvent(CSI_NODE, UPDATE, "CSINodeUpdate")
-CSI_DRIVER_ADD = ClusterEvent(CSI_DRIVER, ADD, "CSIDriverAdd")
-CSI_DRIVER_UPDATE = ClusterEvent(CSI_DRIVER, UPDATE, "CSIDriverUpdate")
-CSI_STORAGE_CAPACITY_ADD = ClusterEvent(CSI_STORAGE_CAPACITY, ADD, "CSIStorageCapacityAdd")
-CSI_STORAGE_CAPACITY_UPDATE = ClusterEvent(CSI_STORAGE_CAPACITY, UPDATE, "CSIStorageCapacityUpdate")
-VOLUME_ATTACHMENT_ADD = ClusterEvent(VOLUME_ATTACHMENT, ADD, "VolumeAttachmentAdd")
-VOLUME_ATTACHMENT_UPDATE = ClusterEvent(VOLUME_ATTACHMENT, UPDATE, "VolumeAttachmentUpdate")
-VOLUME_ATTACHMENT_DELETE = ClusterEvent(VOLUME_ATTACHMENT, DELETE, "VolumeAttachmentDelete")
+#: Storage events (labels: "PersistentVolumeAdd", "storage.k8s.io/CSINodeUpdate", ...); of
+#: their deletions only a VolumeAttachment's moves pods (NodeVolumeLimits registers it;
+#: upstream watches no other storage deletion).
+PV_ADD = ClusterEvent(PERSISTENT_VOLUME, ADD)
+PV_UPDATE = ClusterEvent(PERSISTENT_VOLUME, UPDATE)
+PVC_ADD = ClusterEvent(PERSISTENT_VOLUME_CLAIM, ADD)
+PVC_UPDATE = ClusterEvent(PERSISTENT_VOLUME_CLAIM, UPDATE)
+STORAGE_CLASS_ADD = ClusterEvent(STORAGE_CLASS, ADD)
+STORAGE_CLASS_UPDATE = ClusterEvent(STORAGE_CLASS, UPDATE)
+CSI_NODE_ADD = ClusterEvent(CSI_NODE, ADD)
+CSI_NODE_UPDATE = ClusterEvent(CSI_NODE, UPDATE)
+CSI_DRIVER_ADD = ClusterEvent(CSI_DRIVER, ADD)
+CSI_DRIVER_UPDATE = ClusterEvent(CSI_DRIVER, UPDATE)
+CSI_STORAGE_CAPACITY_ADD = ClusterEvent(CSI_STORAGE_CAPACITY, ADD)
+CSI_STORAGE_CAPACITY_UPDATE = ClusterEvent(CSI_STORAGE_CAPACITY, UPDATE)
+VOLUME_ATTACHMENT_ADD = ClusterEvent(VOLUME_ATTACHMENT, ADD)
+VOLUME_ATTACHMENT_UPDATE = ClusterEvent(VOLUME_ATTACHMENT, UPDATE)
+VOLUME_ATTACHMENT_DELETE = ClusterEvent(VOLUME_ATTACHMENT, DELETE)
 #: kind -> (its add event, its update event).
 STORAGE_EVENTS: dict[str, tuple[ClusterEvent, ClusterEvent]] = {
     PERSISTENT_VOLUME: (PV_ADD, PV_UPDATE),
@@ -219,8 +235,9 @@ _BY_LABEL = {
         NODE_ALLOCATABLE_CHANGE,
         NODE_LABEL_CHANGE,
         NODE_TAINT_CHANGE,
-        NODE_SPEC_UNSCHEDULABLE_CHANGE,
         NODE_CONDITION_CHANGE,
+        NODE_ANNOTATION_CHANGE,
+        NODE_PREEMPTION_POLICY_CHANGE,
         NODE_DECLARED_FEATURE_CHANGE,
         *(e for pair in STORAGE_EVENTS.values() for e in pair),
         *STORAGE_DELETE_EVENTS.values(),

@@ -27,6 +27,21 @@ class FrameworkRecorder(Protocol):
         """Preemption chose a node and evicts ``victims`` pods there (``preemption_victims``)."""
         ...
 
+    def preemption_goroutine(self, result: str, seconds: float) -> None:
+        """An asynchronous preemption ended, "success" or "error", after ``seconds``
+        (``preemption_goroutines_duration_seconds``, ``preemption_goroutines_execution_total``)."""
+        ...
+
+    def batch_attempt(self, result: str) -> None:
+        """Opportunistic batching gave a pod a hint or not: "no_hint", "hint_used",
+        "hint_not_used" (``batch_attempts_total``)."""
+        ...
+
+    def batch_flush(self, reason: str) -> None:
+        """Opportunistic batching dropped its state, for ``reason``
+        (``batch_cache_flushed_total``)."""
+        ...
+
 
 class NullRecorder:
     def extension_point(self, point: str, status: str, seconds: float) -> None:
@@ -39,6 +54,15 @@ class NullRecorder:
         pass
 
     def preemption_victims(self, victims: int) -> None:
+        pass
+
+    def preemption_goroutine(self, result: str, seconds: float) -> None:
+        pass
+
+    def batch_attempt(self, result: str) -> None:
+        pass
+
+    def batch_flush(self, reason: str) -> None:
         pass
 
 

@@ -7,13 +7,14 @@ told to skip, bound methods - is done once, so the per-node loops stay tight.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import operator
 import random
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Coroutine, Iterable, Sequence
 from itertools import repeat
 from time import perf_counter
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from multisched.cache import NodeInfo, PodInfo, Snapshot
 from multisched.config.extension_points import BY_NAME
@@ -47,7 +48,7 @@ from .queued_pod import QueuedPodInfo
 from .recorder import NULL_RECORDER, FrameworkRecorder
 from .registry import Registry
 from .status import SKIP, Code, PluginError, Status, code_label
-from .waiting import WaitingPod
+from .waiting import PodInPreBind, WaitingPod
 
 #: Every valid integer score (``run_score`` checks a plugin's scores against it).
 _VALID_SCORES = frozenset(range(MIN_NODE_SCORE, MAX_NODE_SCORE + 1))
@@ -171,6 +172,10 @@ class Framework:
         self._nominator: PodNominator = nominator if nominator is not None else _NoNominator()
         self.rng = rng or random.Random()
         self.waiting_pods: dict[str, WaitingPod] = {}
+        #: Pods running PreBind that preemption may cancel, by uid.
+        self.pods_in_pre_bind: dict[str, PodInPreBind] = {}
+        #: Work plugins started off the cycle (``run_in_background``), until it ends.
+        self.background: set[asyncio.Task[None]] = set()
         #: (plugin, extension point, status code, seconds) for cycles that record metrics.
         self.plugin_observer: PluginObserver | None = None
         self.plugins: dict[str, Plugin] = {}
@@ -278,9 +283,17 @@ class Framework:
     def iterate_over_waiting_pods(self) -> list[WaitingPod]:
         return list(self.waiting_pods.values())
 
+    def get_pod_in_pre_bind(self, uid: str) -> PodInPreBind | None:
+        return self.pods_in_pre_bind.get(uid)
+
     def activate(self, pods: Iterable[PodInfo]) -> None:
         if self._activator is not None:
             self._activator(pods)
+
+    def run_in_background(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(work)
+        self.background.add(task)
+        task.add_done_callback(self.background.discard)
 
     def _observe(
         self, state: CycleState, plugin: str, point: str, status: Status | None, start: float
@@ -639,9 +652,14 @@ class Framework:
         if waiting is None:
             return None
         try:
-            return await waiting.wait()
+            status = await waiting.wait()
         finally:
             self.waiting_pods.pop(pod.uid, None)
+        if status is not None and status.code == Code.ERROR:  # preempted while waiting
+            return Status(
+                Code.ERROR, f"waiting on permit for pod: {status.message()}", plugin=status.plugin
+            )
+        return status
 
     def will_wait_on_permit(self, pod: PodInfo) -> bool:
         """Whether a Permit plugin holds the pod (upstream ``WillWaitOnPermit``)."""
@@ -682,6 +700,29 @@ class Framework:
                     plugin=pl.name,
                 )
         return result
+
+    async def run_pre_bind_preemptible(
+        self, state: CycleState, pod: PodInfo, node_name: str
+    ) -> Status | None:
+        """PreBind that preemption may cancel (v1.36 ``AddPodInPreBind``): when a plugin has
+        work to do there, the pod is listed until PreBind ends; a pod cancelled meanwhile
+        ends with the canceller's message (upstream ``context.Cause``) and is not bound."""
+        skipped = state.skip_pre_bind_plugins
+        if all(pl.name in skipped for pl in self.pre_bind_plugins):
+            return await self.run_pre_bind(state, pod, node_name)
+        task = asyncio.ensure_future(self.run_pre_bind(state, pod, node_name))
+        entry = self.pods_in_pre_bind[pod.uid] = PodInPreBind(task)
+        try:
+            status = await task
+        except asyncio.CancelledError:
+            if not entry.canceled:
+                raise  # the binding cycle itself is being stopped
+            status = None
+        finally:
+            self.pods_in_pre_bind.pop(pod.uid, None)
+        if status is None and not entry.mark_prebound():
+            return Status.error(entry.message)
+        return status
 
     async def run_pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         skipped = state.skip_pre_bind_plugins

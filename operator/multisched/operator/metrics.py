@@ -91,6 +91,16 @@ class ProfileRecorder:
     def preemption_victims(self, victims: int) -> None:
         self._metrics.preemption_victims.observe(victims)
 
+    def preemption_goroutine(self, result: str, seconds: float) -> None:
+        self._metrics.preemption_goroutines_duration.labels(result).observe(seconds)
+        self._metrics.preemption_goroutines_total.labels(result).inc()
+
+    def batch_attempt(self, result: str) -> None:
+        self._metrics.batch_attempts.labels(self._profile, result).inc()
+
+    def batch_flush(self, reason: str) -> None:
+        self._metrics.batch_cache_flushed.labels(self._profile, reason).inc()
+
 
 class Metrics:
     """``scheduler.events.SchedulerObserver`` plus the process-level gauges."""
@@ -164,6 +174,13 @@ class Metrics:
             buckets=PLUGIN_BUCKETS,
             registry=registry,
         )
+        self.queueing_hint_duration = LocklessHistogram(
+            "scheduler_queueing_hint_execution_duration_seconds",
+            upstream_help("ALPHA", "Duration for running a queueing hint function of a plugin."),
+            ["plugin", "event", "hint"],
+            buckets=PLUGIN_BUCKETS,
+            registry=registry,
+        )
         self.permit_wait_duration = LocklessHistogram(
             "scheduler_permit_wait_duration_seconds",
             upstream_help("BETA", "Duration of waiting on permit."),
@@ -176,6 +193,18 @@ class Metrics:
             upstream_help("STABLE", "Total preemption attempts in the cluster till now"),
             registry=registry,
         )
+        self.batch_attempts = Counter(
+            "scheduler_batch_attempts_total",
+            upstream_help("ALPHA", "Counts of results when we attempt to use batching."),
+            ["profile", "result"],
+            registry=registry,
+        )
+        self.batch_cache_flushed = Counter(
+            "scheduler_batch_cache_flushed_total",
+            upstream_help("ALPHA", "Counts of cache flushes by reason."),
+            ["profile", "reason"],
+            registry=registry,
+        )
         self.preemption_victims = LocklessHistogram(
             "scheduler_preemption_victims",
             upstream_help(
@@ -183,6 +212,24 @@ class Metrics:
                 "Number of selected preemption victims for preemption initiated by a single pod",
             ),
             buckets=VICTIMS_BUCKETS,
+            registry=registry,
+        )
+        # Asynchronous preemption's deletes (upstream registers them with the gate on).
+        self.preemption_goroutines_duration = LocklessHistogram(
+            "scheduler_preemption_goroutines_duration_seconds",
+            upstream_help(
+                "ALPHA",
+                "(Deprecated since 1.37.0) Duration in seconds for running goroutines for the "
+                "preemption.",
+            ),
+            ["result"],
+            buckets=SLI_BUCKETS,
+            registry=registry,
+        )
+        self.preemption_goroutines_total = Counter(
+            "scheduler_preemption_goroutines_execution_total",
+            upstream_help("ALPHA", "Number of preemption goroutines executed."),
+            ["result"],
             registry=registry,
         )
         # multisched's own.
@@ -208,6 +255,7 @@ class Metrics:
         self._attempt_children: dict[tuple[str, str], tuple[Counter, HistogramSeries]] = {}
         self._sli_children: dict[int, HistogramSeries] = {}
         self._plugin_children: dict[tuple[str, str, str], HistogramSeries] = {}
+        self._hint_children: dict[tuple[str, str, str], HistogramSeries] = {}
         self._binding_children: dict[str, tuple[HistogramSeries, Counter]] = {}
         self._recorders: dict[str, ProfileRecorder] = {}
 
@@ -275,6 +323,14 @@ class Metrics:
         child = self._plugin_children.get(key)
         if child is None:
             child = self._plugin_children[key] = self.plugin_duration.labels(*key)
+        child.observe(seconds)
+
+    def queueing_hint(self, plugin: str, event: str, hint: str, seconds: float) -> None:
+        # Called per hint run: per pooled pod its rejecting plugins registered the event for.
+        key = (plugin, event, hint)
+        child = self._hint_children.get(key)
+        if child is None:
+            child = self._hint_children[key] = self.queueing_hint_duration.labels(*key)
         child.observe(seconds)
 
     def framework_recorder(self, profile: str) -> ProfileRecorder:

@@ -77,6 +77,14 @@ class SchedulerState(Collector):
         for (plugin, profile), count in sorted(engine.unschedulable_reasons().items()):
             reasons.add_metric([plugin, profile], count)
         yield reasons
+        in_flight = GaugeMetricFamily(
+            "scheduler_inflight_events",
+            upstream_help("ALPHA", "Number of events currently tracked in the scheduling queue."),
+            labels=["event"],
+        )
+        for event, count in sorted(engine.in_flight_events().items()):
+            in_flight.add_metric([event], count)
+        yield in_flight
 
 
 def _incoming(incoming: Mapping[tuple[str, str], int]) -> Iterator[Metric]:

@@ -14,7 +14,14 @@ from pydantic.alias_generators import to_camel
 
 from multisched.cache import NodeInfo, NodeSelector, NodeSelectorTerm, PodInfo
 from multisched.framework import MAX_NODE_SCORE, CycleState, Handle, PreFilterResult, Status
-from multisched.framework.events import ADD, NODE, UPDATE_NODE_LABEL, ClusterEvent
+from multisched.framework.events import (
+    ADD,
+    NODE,
+    UPDATE_NODE_LABEL,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+)
 
 from ._label_validation import aggregate, node_selector_term_errors
 from ._node_affinity_required import RequiredNodeAffinity
@@ -111,6 +118,17 @@ def _pod_node_names(selector: NodeSelector) -> frozenset[str] | None:
     return frozenset(names)
 
 
+def _required_matches(pod: PodInfo, node: NodeInfo) -> bool:
+    """``RequiredNodeAffinity(pod).matches(node)`` without building it (hints run for every
+    pooled pod on every node event)."""
+    labels = node.labels
+    for key, value in pod.node_selector.items():
+        if labels.get(key) != value:
+            return False
+    affinity = pod.required_node_affinity
+    return affinity is None or affinity.matches(labels, node.name)
+
+
 class NodeAffinity:
     name = NAME
     args_model: ClassVar[type[BaseModel] | None] = NodeAffinityArgs
@@ -136,9 +154,28 @@ class NodeAffinity:
 
     # -- PreFilter / Filter ----------------------------------------------------------------
 
-    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+    def events_to_register(self) -> tuple[ClusterEventWithHint, ...]:
         # Only a node's labels decide affinity.
-        return (ClusterEvent(NODE, ADD | UPDATE_NODE_LABEL),)
+        return (
+            ClusterEventWithHint(
+                ClusterEvent(NODE, ADD | UPDATE_NODE_LABEL), self.is_schedulable_after_node_change
+            ),
+        )
+
+    def is_schedulable_after_node_change(
+        self, pod: PodInfo, old: NodeInfo | None, new: NodeInfo
+    ) -> QueueingHint:
+        """Upstream ``isSchedulableAfterNodeChange``: the node now matches the profile's
+        addedAffinity and the pod's selector and required affinity, and did not before (or
+        is new)."""
+        added = self._added_node_selector
+        if added is not None and not added.matches(new.labels, new.name):
+            return QueueingHint.QUEUE_SKIP
+        if not _required_matches(pod, new):
+            return QueueingHint.QUEUE_SKIP
+        if old is not None and _required_matches(pod, old):
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE
 
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]

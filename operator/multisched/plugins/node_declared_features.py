@@ -14,10 +14,20 @@ from collections.abc import Sequence
 
 from multisched.cache import NodeInfo, PodInfo
 from multisched.framework import CycleState, Handle, PreFilterResult, Status
-from multisched.framework.events import ADD, NODE, UPDATE_NODE_DECLARED_FEATURE, ClusterEvent
+from multisched.framework.events import (
+    ADD,
+    NODE,
+    POD,
+    UPDATE,
+    UPDATE_NODE_DECLARED_FEATURE,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+)
 from multisched.framework.status import SKIP
 
 from ._batch import for_every_node
+from ._hints import is_target_pod
 
 NAME = "NodeDeclaredFeatures"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
@@ -34,10 +44,15 @@ class NodeDeclaredFeatures:
     def __init__(self, args: object, handle: Handle | None) -> None:
         pass
 
-    def events_to_register(self) -> tuple[ClusterEvent, ...]:
-        # Only a node that comes or declares other features can fit the pod now. Upstream
-        # also registers the pod's own updates; our queue retries an updated pod anyway.
-        return (ClusterEvent(NODE, ADD | UPDATE_NODE_DECLARED_FEATURE),)
+    def events_to_register(self) -> tuple[ClusterEventWithHint, ...]:
+        # A node that comes or declares other features, or the pod needing other ones.
+        return (
+            ClusterEventWithHint(
+                ClusterEvent(NODE, ADD | UPDATE_NODE_DECLARED_FEATURE),
+                is_schedulable_after_node_change,
+            ),
+            ClusterEventWithHint(ClusterEvent(POD, UPDATE), is_schedulable_after_target_pod_update),
+        )
 
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
@@ -71,6 +86,31 @@ class NodeDeclaredFeatures:
         return {
             i: lacking for i, node in enumerate(nodes) if needed & node.declared_features != needed
         }
+
+
+def _declared(node: NodeInfo) -> object:
+    """``status.declaredFeatures`` as listed: upstream compares the lists, names it does not
+    know included."""
+    return (node.raw.get("status") or {}).get("declaredFeatures") or []
+
+
+def is_schedulable_after_node_change(
+    pod: PodInfo, old: NodeInfo | None, new: NodeInfo
+) -> QueueingHint:
+    """Upstream ``isSchedulableAfterNodeChange``: a new node, or other declared features."""
+    if old is not None and _declared(old) == _declared(new):
+        return QueueingHint.QUEUE_SKIP
+    return QueueingHint.QUEUE
+
+
+def is_schedulable_after_target_pod_update(
+    pod: PodInfo, old: PodInfo, new: PodInfo
+) -> QueueingHint:
+    """Upstream ``isSchedulableAfterTargetPodUpdate``: the pod's update changed the
+    features it needs (inferred once per parse, ``PodInfo.required_node_features``)."""
+    if is_target_pod(pod, new) and old.required_node_features != new.required_node_features:
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
 
 
 PLUGIN = NodeDeclaredFeatures

@@ -29,7 +29,7 @@ class NodeName:
         pass
 
     def events_to_register(self) -> tuple[ClusterEvent, ...]:
-        # Only the named node appearing helps.
+        # Only the named node appearing helps; no hint (upstream has none: always requeue).
         return (ClusterEvent(NODE, ADD),)
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:

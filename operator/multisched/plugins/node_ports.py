@@ -9,9 +9,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from multisched.cache import NodeInfo, PodInfo
+from multisched.cache import HostPortInfo, NodeInfo, PodInfo
 from multisched.framework import CycleState, Handle, PreFilterResult, Status
-from multisched.framework.events import ADD, DELETE, NODE, POD, ClusterEvent
+from multisched.framework.events import (
+    ADD,
+    DELETE,
+    NODE,
+    POD,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+)
+
+from ._hints import is_assigned
 
 NAME = "NodePorts"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
@@ -39,11 +49,12 @@ class NodePorts:
     def __init__(self, args: object, handle: Handle | None) -> None:
         pass
 
-    def events_to_register(self) -> tuple[ClusterEvent, ...]:
-        # Ports free up when a pod goes; a node update cannot free one.
+    def events_to_register(self) -> tuple[ClusterEventWithHint, ...]:
+        # Ports free up when a pod goes (they are immutable, so its updates never free
+        # one); a node update cannot free one, and a new node has them all free.
         return (
-            ClusterEvent(POD, DELETE),
-            ClusterEvent(NODE, ADD),
+            ClusterEventWithHint(ClusterEvent(POD, DELETE), is_schedulable_after_pod_deleted),
+            ClusterEventWithHint(ClusterEvent(NODE, ADD)),
         )
 
     def pre_filter(
@@ -66,6 +77,24 @@ class NodePorts:
         if fits_ports(want, node):
             return None
         return Status.unschedulable(ERR_REASON)
+
+
+def is_schedulable_after_pod_deleted(pod: PodInfo, old: PodInfo | None, new: None) -> QueueingHint:
+    """Upstream ``isSchedulableAfterAssignedPodDeleted``: only a deleted pod that held (or
+    was nominated to hold) one of ``pod``'s host ports frees it."""
+    if not pod.host_ports or not is_assigned(old):
+        return QueueingHint.QUEUE_SKIP
+    if old is None:
+        return QueueingHint.QUEUE  # not known which ports it held
+    if not old.host_ports:
+        return QueueingHint.QUEUE_SKIP
+    freed = HostPortInfo()
+    for ip, protocol, port in old.host_ports:
+        freed.add(ip, protocol, port)
+    conflicts = freed.conflicts
+    if any(conflicts(ip, protocol, port) for ip, protocol, port in pod.host_ports):
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
 
 
 PLUGIN = NodePorts

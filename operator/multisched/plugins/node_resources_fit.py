@@ -22,11 +22,20 @@ from multisched.framework.events import (
     NODE,
     POD,
     UPDATE_NODE_ALLOCATABLE,
+    UPDATE_POD_SCALE_DOWN,
     ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
 )
 
 from ._batch import failing, snapshot_of
+from ._fit_hints import (
+    any_requested_resource_increased,
+    fits_empty_node,
+    relevant_resources_decreased,
+)
 from ._function_shape import shape_errors
+from ._hints import is_assigned, is_target_pod
 from ._label_validation import aggregate, invalid, label_name_errors, not_supported, required
 from ._node_values import NodeValues
 from ._resource_allocation import (
@@ -219,12 +228,36 @@ class NodeResourcesFit:
 
     # -- PreFilter / Filter ------------------------------------------------------------------
 
-    def events_to_register(self) -> tuple[ClusterEvent, ...]:
-        # Room frees up when a pod goes, or a node comes or grows.
+    def events_to_register(self) -> tuple[ClusterEventWithHint, ...]:
+        # Room frees up when a pod goes or a bound pod shrinks (InPlacePodVerticalScaling,
+        # GA), or a node comes or grows; or the pod itself asks for less.
         return (
-            ClusterEvent(POD, DELETE),
-            ClusterEvent(NODE, ADD | UPDATE_NODE_ALLOCATABLE),
+            ClusterEventWithHint(
+                ClusterEvent(POD, DELETE), is_schedulable_after_assigned_pod_delete
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(NODE, ADD | UPDATE_NODE_ALLOCATABLE),
+                self.is_schedulable_after_node_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(POD, UPDATE_POD_SCALE_DOWN),
+                is_schedulable_after_assigned_pod_scale_down,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(POD, UPDATE_POD_SCALE_DOWN), is_schedulable_after_target_pod_scale_down
+            ),
         )
+
+    def is_schedulable_after_node_change(
+        self, pod: PodInfo, old: NodeInfo | None, new: NodeInfo
+    ) -> QueueingHint:
+        """Upstream ``isSchedulableAfterNodeChange``: the pod fits the node's allocatable,
+        and the node is new or grew in something the pod asks for."""
+        if not fits_empty_node(pod, new, self._ignored):
+            return QueueingHint.QUEUE_SKIP
+        if old is not None and not any_requested_resource_increased(pod, old, new):
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE
 
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
@@ -398,6 +431,31 @@ def _clear(request: tuple[int, int, int], nodes: Sequence[NodeInfo]) -> list[boo
         and storage <= n.allocatable.ephemeral_storage - n.requested.ephemeral_storage
         for n in nodes
     ]
+
+
+def is_schedulable_after_assigned_pod_delete(
+    pod: PodInfo, old: PodInfo | None, new: None
+) -> QueueingHint:
+    """Upstream ``isSchedulableAfterAssignedPodDelete``: any bound or nominated pod's
+    going frees room somewhere."""
+    return QueueingHint.QUEUE if is_assigned(old) else QueueingHint.QUEUE_SKIP
+
+
+def is_schedulable_after_assigned_pod_scale_down(
+    pod: PodInfo, old: PodInfo, new: PodInfo
+) -> QueueingHint:
+    """Upstream ``isSchedulableAfterAssignedPodScaleDown``: a bound pod shrank in a
+    resource the pod asks for."""
+    if relevant_resources_decreased(pod, old, new):
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def is_schedulable_after_target_pod_scale_down(
+    pod: PodInfo, old: PodInfo, new: PodInfo
+) -> QueueingHint:
+    """Upstream ``isSchedulableAfterTargetPodScaleDown``: the pod itself asks for less."""
+    return QueueingHint.QUEUE if is_target_pod(pod, new) else QueueingHint.QUEUE_SKIP
 
 
 PLUGIN = NodeResourcesFit

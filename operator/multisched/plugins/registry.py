@@ -89,7 +89,7 @@ def in_tree_plugins() -> list[type[Plugin]]:
 # tests, which hold them to the registry: a table per point's Protocol, each plugin in the
 # tables of the points the registry reads from its methods and in no other.
 
-PRE_ENQUEUE: tuple[type[PreEnqueuePlugin], ...] = (SchedulingGates,)
+PRE_ENQUEUE: tuple[type[PreEnqueuePlugin], ...] = (DefaultPreemption, SchedulingGates)
 QUEUE_SORT: tuple[type[QueueSortPlugin], ...] = (Coscheduling, PrioritySort)
 PRE_FILTER: tuple[type[PreFilterPlugin], ...] = (
     CapacityScheduling,
@@ -194,6 +194,7 @@ NORMALIZE_SCORE: tuple[type[NormalizeScorePlugin], ...] = (
 ENQUEUE_EXTENSIONS: tuple[type[EnqueueExtensions], ...] = (
     CapacityScheduling,
     Coscheduling,
+    DefaultPreemption,
     DynamicResources,
     InterPodAffinity,
     NodeAffinity,

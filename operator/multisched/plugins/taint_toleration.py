@@ -15,9 +15,19 @@ from operator import attrgetter
 
 from multisched.cache import NodeInfo, PodInfo, Toleration
 from multisched.framework import MAX_NODE_SCORE, CycleState, Handle, PluginError, Status
-from multisched.framework.events import ADD, NODE, UPDATE_NODE_TAINT, ClusterEvent
+from multisched.framework.events import (
+    ADD,
+    NODE,
+    POD,
+    UPDATE_NODE_TAINT,
+    UPDATE_POD_TOLERATION,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+)
 
 from ._batch import failing, marked, snapshot_of
+from ._hints import is_target_pod
 from ._normalize import default_normalize_score
 from ._untolerated_taint import untolerated_taint
 
@@ -35,9 +45,17 @@ class TaintToleration:
     def __init__(self, args: object, handle: Handle | None) -> None:
         self._handle = handle
 
-    def events_to_register(self) -> tuple[ClusterEvent, ...]:
-        # Only a node's taints decide toleration.
-        return (ClusterEvent(NODE, ADD | UPDATE_NODE_TAINT),)
+    def events_to_register(self) -> tuple[ClusterEventWithHint, ...]:
+        # A node's taints and the pod's own tolerations decide it.
+        return (
+            ClusterEventWithHint(
+                ClusterEvent(NODE, ADD | UPDATE_NODE_TAINT), is_schedulable_after_node_change
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(POD, UPDATE_POD_TOLERATION),
+                is_schedulable_after_target_pod_toleration_change,
+            ),
+        )
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
         if not node.taints or untolerated_taint(node, pod.tolerations) is None:
@@ -91,6 +109,27 @@ class TaintToleration:
     ) -> Status | None:
         default_normalize_score(MAX_NODE_SCORE, True, scores)
         return None
+
+
+def is_schedulable_after_node_change(
+    pod: PodInfo, old: NodeInfo | None, new: NodeInfo
+) -> QueueingHint:
+    """Upstream ``isSchedulableAfterNodeChange``: the node now has no NoSchedule/NoExecute
+    taint the pod does not tolerate, and had one before (or is new)."""
+    tolerations = pod.tolerations
+    if new.taints and untolerated_taint(new, tolerations) is not None:
+        return QueueingHint.QUEUE_SKIP
+    if old is not None and (not old.taints or untolerated_taint(old, tolerations) is None):
+        return QueueingHint.QUEUE_SKIP
+    return QueueingHint.QUEUE
+
+
+def is_schedulable_after_target_pod_toleration_change(
+    pod: PodInfo, old: PodInfo, new: PodInfo
+) -> QueueingHint:
+    """Upstream ``isSchedulableAfterTargetPodTolerationChange``: any new toleration of the
+    pod itself may be the one it lacked."""
+    return QueueingHint.QUEUE if is_target_pod(pod, new) else QueueingHint.QUEUE_SKIP
 
 
 PLUGIN = TaintToleration

@@ -13,7 +13,15 @@ from typing import Any
 from multisched.cache import NodeInfo, PodInfo
 from multisched.cache.volumes import PERSISTENT_VOLUME_CLAIM
 from multisched.framework import CycleState, Handle, PreFilterResult, Status
-from multisched.framework.events import ADD, DELETE, NODE, POD, ClusterEvent
+from multisched.framework.events import (
+    ADD,
+    DELETE,
+    NODE,
+    POD,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+)
 from multisched.framework.status import SKIP
 
 NAME = "VolumeRestrictions"
@@ -79,12 +87,18 @@ class VolumeRestrictions:
     def __init__(self, args: object, handle: Handle) -> None:
         self.handle = handle
 
-    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+    def events_to_register(self) -> tuple[ClusterEventWithHint, ...]:
+        # Volumes are immutable, so a pod's update never frees one; any new node may fit.
         return (
-            ClusterEvent(POD, DELETE),
-            ClusterEvent(NODE, ADD),
+            ClusterEventWithHint(
+                ClusterEvent(POD, DELETE), is_schedulable_after_assigned_pod_deleted
+            ),
+            ClusterEventWithHint(ClusterEvent(NODE, ADD)),
             # The claim must exist to read its access modes; they cannot change after.
-            ClusterEvent(PERSISTENT_VOLUME_CLAIM, ADD),
+            ClusterEventWithHint(
+                ClusterEvent(PERSISTENT_VOLUME_CLAIM, ADD),
+                is_schedulable_after_persistent_volume_claim_added,
+            ),
         )
 
     def pre_filter(
@@ -143,6 +157,32 @@ class VolumeRestrictions:
         if data is not None and data.conflicting > 0:
             return Status.unschedulable(ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT)
         return None
+
+
+def is_schedulable_after_assigned_pod_deleted(
+    pod: PodInfo, old: PodInfo | None, new: object
+) -> QueueingHint:
+    """A same-namespace pod whose disk conflicted with one of ``pod``'s, or that used one of
+    its claims (by name: reading the claim's access mode is left to the next attempt)."""
+    if old is None or old.namespace != pod.namespace or not pod.volumes or not old.volumes:
+        return QueueingHint.QUEUE_SKIP
+    for volume in pod.volumes:
+        if needs_restrictions_check(volume) and is_volume_conflict(volume, old):
+            return QueueingHint.QUEUE
+    claims = pod.pvc_names()
+    if claims and any(name in claims for name in old.pvc_names()):
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def is_schedulable_after_persistent_volume_claim_added(
+    pod: PodInfo, old: object, new: Mapping[str, Any] | None
+) -> QueueingHint:
+    """A claim the pod names was created."""
+    meta = (new or {}).get("metadata") or {}
+    if meta.get("namespace") != pod.namespace:
+        return QueueingHint.QUEUE_SKIP
+    return QueueingHint.QUEUE if meta.get("name") in pod.pvc_names() else QueueingHint.QUEUE_SKIP
 
 
 PLUGIN = VolumeRestrictions

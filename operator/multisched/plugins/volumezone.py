@@ -7,12 +7,21 @@ Pods without bound PVs with topology labels are skipped in PreFilter.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from multisched.cache import NodeInfo, PodInfo
 from multisched.cache.volumes import PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM, STORAGE_CLASS
 from multisched.framework import CycleState, Handle, PreFilterResult, Status
-from multisched.framework.events import ADD, NODE, UPDATE, UPDATE_NODE_LABEL, ClusterEvent
+from multisched.framework.events import (
+    ADD,
+    NODE,
+    UPDATE,
+    UPDATE_NODE_LABEL,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+)
 from multisched.framework.status import SKIP
 
 NAME = "VolumeZone"
@@ -42,19 +51,42 @@ def label_zones_to_set(value: str) -> frozenset[str] | None:
     return frozenset(zones)
 
 
+def pv_topologies(pv: Mapping[str, Any]) -> list[tuple[str, frozenset[str]]]:
+    """``getPVTopologies``: (label key, zones) of the PV's parseable topology labels."""
+    labels = (pv.get("metadata") or {}).get("labels") or {}
+    out = []
+    for key in TOPOLOGY_LABELS:
+        value = labels.get(key)
+        if value is None:
+            continue
+        zones = label_zones_to_set(str(value))
+        if zones is not None:
+            out.append((key, zones))
+    return out
+
+
 class VolumeZone:
     name = NAME
 
     def __init__(self, args: object, handle: Handle) -> None:
         self.handle = handle
 
-    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+    def events_to_register(self) -> tuple[ClusterEventWithHint, ...]:
         return (
-            ClusterEvent(STORAGE_CLASS, ADD),
-            ClusterEvent(NODE, ADD | UPDATE_NODE_LABEL),
+            # volumeBindingMode is immutable: only a new WaitForFirstConsumer class helps.
+            ClusterEventWithHint(
+                ClusterEvent(STORAGE_CLASS, ADD), is_schedulable_after_storage_class_added
+            ),
+            ClusterEventWithHint(ClusterEvent(NODE, ADD | UPDATE_NODE_LABEL)),
             # A claim's volumeName being filled in may make the pod schedulable.
-            ClusterEvent(PERSISTENT_VOLUME_CLAIM, ADD | UPDATE),
-            ClusterEvent(PERSISTENT_VOLUME, ADD | UPDATE),
+            ClusterEventWithHint(
+                ClusterEvent(PERSISTENT_VOLUME_CLAIM, ADD | UPDATE),
+                is_schedulable_after_persistent_volume_claim_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(PERSISTENT_VOLUME, ADD | UPDATE),
+                is_schedulable_after_persistent_volume_change,
+            ),
         )
 
     def pre_filter(
@@ -119,14 +151,7 @@ class VolumeZone:
             pv = volumes.pvs.get_api_obj(pv_name)
             if pv is None:
                 return [], Status.unresolvable(f'persistentvolume "{pv_name}" not found')
-            labels = (pv.get("metadata") or {}).get("labels") or {}
-            for key in TOPOLOGY_LABELS:
-                value = labels.get(key)
-                if value is None:
-                    continue
-                zones = label_zones_to_set(str(value))
-                if zones is not None:
-                    out.append((key, zones))
+            out.extend(pv_topologies(pv))
         return out, None
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
@@ -143,6 +168,33 @@ class VolumeZone:
             if value not in values:
                 return Status.unresolvable(ERR_REASON_CONFLICT)
         return None
+
+
+def is_schedulable_after_persistent_volume_claim_change(
+    pod: PodInfo, old: object, new: Mapping[str, Any]
+) -> QueueingHint:
+    """A claim the pod names (in its namespace) was created or changed."""
+    meta = new.get("metadata") or {}
+    if meta.get("namespace") == pod.namespace and meta.get("name") in pod.pvc_names():
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def is_schedulable_after_storage_class_added(
+    pod: PodInfo, old: object, new: Mapping[str, Any]
+) -> QueueingHint:
+    if new.get("volumeBindingMode") == "WaitForFirstConsumer":
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def is_schedulable_after_persistent_volume_change(
+    pod: PodInfo, old: Mapping[str, Any] | None, new: Mapping[str, Any]
+) -> QueueingHint:
+    """Any new PV; an updated one only when its topology labels changed."""
+    if old is None or pv_topologies(old) != pv_topologies(new):
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
 
 
 PLUGIN = VolumeZone

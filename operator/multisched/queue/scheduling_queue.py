@@ -4,10 +4,15 @@
 - A pod that failed waits in the unschedulable pool until a cluster event may help it
   (``move_all_to_active_or_backoff``), or 5 minutes pass; it then goes to backoffQ if
   its backoff (initial * 2^(attempts-1), capped) has not expired, else to activeQ.
-- Queueing hints: an event moves only the pods that one of their rejecting plugins
-  (``unschedulable_plugins``) registered for (``plugin_events``); a plugin the map does
-  not know counts as registered for every event, as upstream treats plugins without
-  EnqueueExtensions.
+- Queueing hints (upstream ``isPodWorthRequeuing``): an event moves a pooled pod only if
+  one of its rejecting plugins (``unschedulable_plugins``) registered a matching event and
+  that registration's hint says QUEUE for the event's old and new objects (a registration
+  without a hint always does; a plugin the maps do not know counts as registered for
+  every event, as upstream treats plugins without EnqueueExtensions).
+- In-flight events: events that happen while a pod is being scheduled are kept until its
+  attempt ends, and its failure is checked against them (``determineSchedulingHintForInFlightPod``).
+- Pop from backoffQ (upstream's SchedulerPopFromBackoffQ): when activeQ is empty, ``pop``
+  takes the pod next to complete its backoff at once rather than waiting (errors excepted).
 - PreEnqueue rejections (scheduling gates) park the pod in the pool, marked gated.
 """
 
@@ -17,13 +22,28 @@ import asyncio
 import contextlib
 import heapq
 import itertools
+import logging
+import math
 import time
+from collections import deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from enum import StrEnum
+from typing import Any
 
 from multisched.cache import PodInfo
-from multisched.framework.events import WILDCARD_EVENT, ClusterEvent, as_event
+from multisched.framework.events import (
+    ALL,
+    WILDCARD,
+    WILDCARD_EVENT,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+    QueueingHintFn,
+    as_event,
+)
 from multisched.framework.queued_pod import QueuedPodInfo
+
+log = logging.getLogger(__name__)
 
 
 class QueueName(StrEnum):
@@ -43,6 +63,10 @@ Less = Callable[[QueuedPodInfo, QueuedPodInfo], bool]
 PreEnqueue = Callable[[PodInfo], "str | None"]
 
 UNSCHEDULABLE_MAX_STAY_SECONDS = 300.0
+#: backoffQ's ordering window (upstream ``backoffQOrderingWindowDuration``): backoff expiries
+#: are truncated to whole windows, a window completes as a whole, and within one the pods
+#: are ordered as activeQ orders them - so popping from backoffQ takes the likeliest pod.
+BACKOFF_ORDERING_WINDOW = 1.0
 
 #: Upstream's labels of the moves the queue makes on its own (``framework/events.go``), and
 #: of a pending pod's own add and update: ``queue_incoming_pods_total``'s ``event``.
@@ -52,6 +76,17 @@ SCHEDULE_ATTEMPT_FAILURE = "ScheduleAttemptFailure"
 BACKOFF_COMPLETE = "BackoffComplete"
 FORCE_ACTIVATE = "ForceActivate"
 UNSCHEDULABLE_TIMEOUT = "UnschedulableTimeout"
+POP_FROM_BACKOFF_Q = "PopFromBackoffQ"
+#: A pod activated while in flight: a wildcard for that pod only (its ``new`` object).
+FORCE_ACTIVATE_EVENT = ClusterEvent(WILDCARD, ALL, FORCE_ACTIVATE)
+
+#: Plugin, event label, hint ("Queue", "QueueSkip", "Error"), seconds (upstream
+#: ``queueing_hint_execution_duration_seconds``).
+HintObserver = Callable[[str, str, str, float], None]
+#: Profile -> plugin -> its registrations (``Framework.plugin_hints``).
+QueueingHintMap = Mapping[str, Mapping[str, tuple[ClusterEventWithHint, ...]]]
+#: The hints a plugin's registrations give for one event: None means "requeue" (no hint).
+_Matched = tuple["QueueingHintFn | None", ...]
 
 
 class _Ordered:
@@ -65,6 +100,26 @@ class _Ordered:
 
     def __lt__(self, other: _Ordered) -> bool:
         return self.less(self.qpi, other.qpi)
+
+
+class _Backoff:
+    """backoffQ entry: by window of backoff expiry, then as activeQ orders pods
+    (upstream ``lessBackoffCompletedWithPriority``), then first in first out."""
+
+    __slots__ = ("expiry", "less", "qpi", "seq")
+
+    def __init__(self, expiry: float, seq: int, qpi: QueuedPodInfo, less: Less) -> None:
+        self.expiry = expiry
+        self.seq = seq
+        self.qpi = qpi
+        self.less = less
+
+    def __lt__(self, other: _Backoff) -> bool:
+        if self.expiry != other.expiry:
+            return self.expiry < other.expiry
+        if self.less(self.qpi, other.qpi):
+            return True
+        return not self.less(other.qpi, self.qpi) and self.seq < other.seq
 
 
 class PodNominator:
@@ -110,23 +165,44 @@ class SchedulingQueue:
         initial_backoff: float = 1.0,
         max_backoff: float = 10.0,
         clock: Callable[[], float] = time.monotonic,
+        backoff_ordering_window: float = BACKOFF_ORDERING_WINDOW,
     ) -> None:
         self.less = less
         self.pre_enqueue = pre_enqueue
         self.initial_backoff = initial_backoff
         self.max_backoff = max_backoff
         self.clock = clock
+        #: 0: no windows (exact expiries, ordered by expiry alone).
+        self._window = backoff_ordering_window
         self.nominator = PodNominator()
-        #: Plugin name -> the cluster events it registered (set by the scheduler per config).
-        self.plugin_events: Mapping[str, tuple[ClusterEvent, ...]] = {}
+        self._plugin_events: Mapping[str, tuple[ClusterEvent, ...]] = {}
+        self._queueing_hints: QueueingHintMap = {}
+        #: (resource, action) -> profile -> plugin -> the matching registrations' hints
+        #: (None: the plugin is unknown, any event may help), filled as pods ask: a pod's
+        #: check allocates nothing. Dropped when the maps change.
+        self._matched: dict[tuple[str, int], dict[str, dict[str, _Matched | None]]] = {}
+        #: Gated pod uid -> the PreEnqueue plugin holding it (upstream ``GatingPlugin``).
+        self._gating: dict[str, str] = {}
+        self.hint_observer: HintObserver | None = None
+        self._hint_errors_logged: set[tuple[str, str]] = set()
         self._active: list[_Ordered] = []
-        self._backoff: list[tuple[float, int, QueuedPodInfo]] = []
+        #: Pods backing off after being unschedulable, and after an error (upstream's
+        #: podBackoffQ and podErrorBackoffQ; only the former is popped when activeQ is empty).
+        self._backoff: list[_Backoff] = []
+        self._error_backoff: list[tuple[float, int, QueuedPodInfo]] = []
         self._unschedulable: dict[str, QueuedPodInfo] = {}
         #: Where each known pod is (never GATED: a gated pod is UNSCHEDULABLE, marked gated).
         self._where: dict[str, QueueName] = {}
         self._infos: dict[str, QueuedPodInfo] = {}
         self._seq = itertools.count()
-        self._moved_since_pop: set[str] = set()
+        #: Events since the oldest in-flight pod was popped (upstream ``inFlightEvents``):
+        #: (event, old, new); ``_log_base`` is the absolute index of its first entry.
+        self._in_flight_log: deque[tuple[ClusterEvent, Any, Any]] = deque()
+        self._log_base = 0
+        #: In-flight pod uid -> the absolute log index of its pop (upstream ``inFlightPods``).
+        self._in_flight_from: dict[str, int] = {}
+        #: Event label -> events the log holds (upstream ``scheduler_inflight_events``).
+        self.in_flight_events: dict[str, int] = {}
         self._wakeup = asyncio.Event() if _has_loop() else None
         self.closed = False
         #: Pods popped so far (upstream's ``SchedulingCycle``).
@@ -134,6 +210,30 @@ class SchedulingQueue:
         #: Pods that entered a queue, by (queue, event): one dict update per move, read on
         #: scrape (upstream ``queue_incoming_pods_total``).
         self.incoming: dict[tuple[str, str], int] = {}
+
+    # -- what plugins wait for --------------------------------------------------------------
+
+    @property
+    def plugin_events(self) -> Mapping[str, tuple[ClusterEvent, ...]]:
+        """Plugin name -> the cluster events it registered, across profiles (for profiles
+        without ``queueing_hints``, and ``waits_for``)."""
+        return self._plugin_events
+
+    @plugin_events.setter
+    def plugin_events(self, events: Mapping[str, tuple[ClusterEvent, ...]]) -> None:
+        self._plugin_events = events
+        self._matched.clear()
+
+    @property
+    def queueing_hints(self) -> QueueingHintMap:
+        """Profile -> plugin -> its registrations with their hints (upstream
+        ``queueingHintMap``), set by the scheduler per configuration."""
+        return self._queueing_hints
+
+    @queueing_hints.setter
+    def queueing_hints(self, hints: QueueingHintMap) -> None:
+        self._queueing_hints = hints
+        self._matched.clear()
 
     # -- adding ---------------------------------------------------------------------------
 
@@ -161,13 +261,17 @@ class SchedulingQueue:
         if gate is not None:
             qpi.gated = True
             qpi.flushed = False  # a gated pod makes no attempt the flush could be credited with
-            qpi.unschedulable_plugins = {gate}
+            # Upstream adds the gate to the rejecting plugins: an async preemptor waits for
+            # what its filters' hints say, once its gate's events come.
+            qpi.unschedulable_plugins = {*qpi.unschedulable_plugins, gate}
+            self._gating[uid] = gate
             self._unschedulable[uid] = qpi
             if self._where.get(uid) != QueueName.UNSCHEDULABLE:  # not gated in place again
                 self._count_incoming(QueueName.UNSCHEDULABLE, event)
             self._where[uid] = QueueName.UNSCHEDULABLE
             return
         qpi.gated = False
+        self._gating.pop(uid, None)
         now = qpi.timestamp = self.clock()
         if qpi.initial_attempt_timestamp is None:
             # Upstream starts the pod's scheduling SLI when it first enters activeQ.
@@ -177,21 +281,34 @@ class SchedulingQueue:
         self._count_incoming(QueueName.ACTIVE, event)
         self._wake()
 
-    def update(self, pod: PodInfo) -> None:
+    def update(self, pod: PodInfo, events: Iterable[ClusterEvent] | None = None) -> None:
+        """The pending pod changed (upstream ``Update``). ``events``: what changed (v1.37
+        ``PodSchedulingPropertiesChange``); a pooled pod then moves only if its rejecting
+        plugins' hints say one of them may help. Without them, or for a gated pod (PreEnqueue
+        decides again), any change moves it."""
         uid = pod.uid
         qpi = self._infos.get(uid)
         if qpi is None:
             self.add(pod)
             return
-        qpi.pod = pod
+        old, qpi.pod = qpi.pod, pod
         where = self._where.get(uid)
-        if where == QueueName.UNSCHEDULABLE:
-            # The pod itself changed: it may fit now (upstream isPodUpdated).
+        if where == QueueName.IN_FLIGHT and events is not None:
+            for event in events:  # its failure will be checked against its own change
+                self._record_in_flight(event, old, pod)
+        elif where == QueueName.UNSCHEDULABLE:
+            label = UNSCHEDULED_POD_UPDATE
+            if events is not None and not qpi.gated:
+                label = next(
+                    (e.label for e in events if self._worth_requeuing(qpi, e, old, pod)), ""
+                )
+                if not label:
+                    return  # no rejecting plugin's hint says the change may help
             del self._unschedulable[uid]
             if qpi.gated or not self._backing_off(qpi):
-                self._to_active_or_gated(qpi, UNSCHEDULED_POD_UPDATE)
+                self._to_active_or_gated(qpi, label)
             else:
-                self._push_backoff(qpi, UNSCHEDULED_POD_UPDATE)
+                self._push_backoff(qpi, label)
         elif where == QueueName.ACTIVE:
             heapq.heapify(self._active)
 
@@ -205,6 +322,9 @@ class SchedulingQueue:
         # come up (``_current``): deleting is O(1), not a rebuild of the heap per pod.
         if where == QueueName.UNSCHEDULABLE:
             self._unschedulable.pop(uid, None)
+        elif where == QueueName.IN_FLIGHT:
+            self._end_in_flight(uid)
+        self._gating.pop(uid, None)
 
     def _current(self, qpi: QueuedPodInfo, where: QueueName) -> bool:
         """A heap entry still stands for its pod (not deleted, nor deleted and re-added)."""
@@ -227,24 +347,46 @@ class SchedulingQueue:
         """Whether activeQ may hold a pod to schedule now (stale entries count until popped)."""
         return bool(self._active)
 
-    def pop_nowait(self) -> QueuedPodInfo | None:
+    def pop_nowait(self, from_backoff: bool = False) -> QueuedPodInfo | None:
+        """The head of activeQ, or None. ``from_backoff``: when activeQ is empty, the head
+        of backoffQ instead (what ``pop`` does; drivers that step pods on a still clock
+        leave pods backing off where they are)."""
         self.flush_backoff_completed()
         while self._active:
             qpi = heapq.heappop(self._active).qpi
-            uid = qpi.pod.uid
             if not self._current(qpi, QueueName.ACTIVE):
                 continue
-            self._where[uid] = QueueName.IN_FLIGHT
-            self._moved_since_pop.discard(uid)
-            self.scheduling_cycle += 1
-            qpi.attempts += 1
-            return qpi
+            return self._start_in_flight(qpi)
+        return self._pop_from_backoff() if from_backoff else None
+
+    def _start_in_flight(self, qpi: QueuedPodInfo) -> QueuedPodInfo:
+        uid = qpi.pod.uid
+        self._where[uid] = QueueName.IN_FLIGHT
+        self._in_flight_from[uid] = self._log_base + len(self._in_flight_log)
+        self.scheduling_cycle += 1
+        qpi.attempts += 1
+        return qpi
+
+    def _pop_from_backoff(self) -> QueuedPodInfo | None:
+        """activeQ is empty: the pod closest to completing its backoff goes now rather
+        than leaving the scheduler idle (upstream ``PopFromBackoffQ``). A gated pod is
+        left to PreEnqueue's verdict, as activeQ would."""
+        while self._backoff:
+            qpi = heapq.heappop(self._backoff).qpi
+            if not self._current(qpi, QueueName.BACKOFF):
+                continue
+            self._to_active_or_gated(qpi, POP_FROM_BACKOFF_Q)
+            if qpi.gated:
+                continue
+            heapq.heappop(self._active)  # the entry just pushed onto the empty activeQ
+            return self._start_in_flight(qpi)
         return None
 
     async def pop(self) -> QueuedPodInfo:
-        """Wait for the next pod; flushes backoffQ as pods' backoff expires."""
+        """Wait for the next pod: activeQ's head, else backoffQ's (upstream
+        ``PopFromBackoffQ``), else the first pod an event or a completed backoff brings."""
         while True:
-            qpi = self.pop_nowait()
+            qpi = self.pop_nowait(from_backoff=True)
             if qpi is not None:
                 return qpi
             if self._wakeup is None:
@@ -259,9 +401,13 @@ class SchedulingQueue:
             self._wakeup.set()
 
     def _next_backoff_expiry(self) -> float | None:
-        if not self._backoff:
+        """Seconds until the next backoff completes (a window completes at its end)."""
+        heads = [self._error_backoff[0][0]] if self._error_backoff else []
+        if self._backoff:
+            heads.append(self._backoff[0].expiry)
+        if not heads:
             return None
-        return max(0.0, self._backoff[0][0] - self.clock()) + 0.001
+        return max(0.0, min(heads) + self._window - self.clock()) + 0.001
 
     # -- after a cycle --------------------------------------------------------------------
 
@@ -269,7 +415,45 @@ class SchedulingQueue:
         """The pod was bound (or assumed and handed to binding): it leaves the queue."""
         self._where.pop(uid, None)
         self._infos.pop(uid, None)
-        self._moved_since_pop.discard(uid)
+        self._end_in_flight(uid)
+
+    def _record_in_flight(self, event: ClusterEvent, old: Any, new: Any) -> None:
+        """Keep an event for the pods in flight (upstream ``addEventIfAnyInFlight``)."""
+        if self._in_flight_from:
+            self._in_flight_log.append((event, old, new))
+            label = event.label
+            self.in_flight_events[label] = self.in_flight_events.get(label, 0) + 1
+
+    def _end_in_flight(self, uid: str) -> None:
+        """The pod's attempt ended: drop the events no in-flight pod still needs."""
+        if self._in_flight_from.pop(uid, None) is None:
+            return
+        log, counts = self._in_flight_log, self.in_flight_events
+        if not self._in_flight_from:
+            self._log_base += len(log)
+            log.clear()
+            counts.clear()
+            return
+        oldest = min(self._in_flight_from.values())
+        while self._log_base < oldest:
+            label = log.popleft()[0].label
+            counts[label] -= 1
+            if not counts[label]:
+                del counts[label]
+            self._log_base += 1
+
+    def _in_flight_hint(self, qpi: QueuedPodInfo) -> bool:
+        """Whether an event that happened during the pod's attempt may make it schedulable
+        (upstream ``determineSchedulingHintForInFlightPod``)."""
+        start = self._in_flight_from.get(qpi.pod.uid)
+        if start is None:
+            return False
+        log = self._in_flight_log
+        for i in range(start - self._log_base, len(log)):
+            event, old, new = log[i]
+            if self._worth_requeuing(qpi, event, old, new):
+                return True
+        return False
 
     def add_unschedulable(
         self,
@@ -280,20 +464,24 @@ class SchedulingQueue:
     ) -> None:
         """Requeue after a failed attempt (``message``: what the attempt reported).
 
-        Errors go straight to backoffQ. An unschedulable pod goes to the pool, unless a
-        move request came while it was in flight (the event it waits for may already have
-        happened), in which case it goes to backoffQ - as upstream's moveRequestCycle.
+        Errors go straight to backoffQ. An unschedulable pod goes to the pool, unless an
+        event that happened while it was in flight may make it schedulable (its rejecting
+        plugins' hints say QUEUE), in which case it goes to backoffQ.
         """
         uid = qpi.pod.uid
         if self._where.get(uid) != QueueName.IN_FLIGHT:
+            self._end_in_flight(uid)
             return  # deleted while in flight
         qpi.unschedulable_plugins = set(plugins)
         qpi.timestamp = self.clock()
         qpi.flushed = False
         if message is not None:
             qpi.message = message
-        if error or uid in self._moved_since_pop:
-            self._moved_since_pop.discard(uid)
+        requeue = error or self._in_flight_hint(qpi)
+        self._end_in_flight(uid)
+        if error:
+            self._push_backoff(qpi, SCHEDULE_ATTEMPT_FAILURE, error=True)
+        elif requeue:
             self._push_backoff(qpi, SCHEDULE_ATTEMPT_FAILURE)
         else:
             self._unschedulable[uid] = qpi
@@ -308,22 +496,41 @@ class SchedulingQueue:
                 return self.max_backoff
         return min(duration, self.max_backoff)
 
+    def _align(self, t: float) -> float:
+        """The start of ``t``'s ordering window."""
+        w = self._window
+        return math.floor(t / w) * w if w > 0 else t
+
     def backoff_expiry(self, qpi: QueuedPodInfo) -> float:
-        return qpi.timestamp + self._backoff_duration(qpi)
+        """When the pod's backoff completes: the window its expiry falls in ends (upstream
+        truncates the expiry to its window and completes the window as a whole)."""
+        expiry = self._align(qpi.timestamp + self._backoff_duration(qpi))
+        return expiry + self._window
 
     def _backing_off(self, qpi: QueuedPodInfo) -> bool:
         return qpi.attempts > 0 and self.backoff_expiry(qpi) > self.clock()
 
-    def _push_backoff(self, qpi: QueuedPodInfo, event: str) -> None:
-        heapq.heappush(self._backoff, (self.backoff_expiry(qpi), next(self._seq), qpi))
+    def _push_backoff(self, qpi: QueuedPodInfo, event: str, error: bool = False) -> None:
+        expiry = self._align(qpi.timestamp + self._backoff_duration(qpi))
+        if error:
+            heapq.heappush(self._error_backoff, (expiry, next(self._seq), qpi))
+        else:
+            heapq.heappush(self._backoff, _Backoff(expiry, next(self._seq), qpi, self.less))
         self._where[qpi.pod.uid] = QueueName.BACKOFF
         self._count_incoming(QueueName.BACKOFF, event)
         self._wake()
 
     def flush_backoff_completed(self) -> None:
-        now = self.clock()
-        while self._backoff and self._backoff[0][0] <= now:
-            _, _, qpi = heapq.heappop(self._backoff)
+        """Move the pods of every completed window to activeQ (upstream flushes once per
+        window, aligned with them)."""
+        done_before = self._align(self.clock()) - self._window
+        backoff, errors = self._backoff, self._error_backoff
+        while errors and errors[0][0] <= done_before:
+            qpi = heapq.heappop(errors)[2]
+            if self._current(qpi, QueueName.BACKOFF):
+                self._to_active_or_gated(qpi, BACKOFF_COMPLETE)
+        while backoff and backoff[0].expiry <= done_before:
+            qpi = heapq.heappop(backoff).qpi
             if self._current(qpi, QueueName.BACKOFF):
                 self._to_active_or_gated(qpi, BACKOFF_COMPLETE)
 
@@ -331,25 +538,28 @@ class SchedulingQueue:
         self,
         event: ClusterEvent | str = WILDCARD_EVENT,
         only: Callable[[QueuedPodInfo], bool] | None = None,
+        old: Any = None,
+        new: Any = None,
     ) -> int:
-        """A cluster event happened: pooled pods it may help go to activeQ or backoffQ.
+        """A cluster event happened: pooled pods it may help go to activeQ or backoffQ
+        (upstream ``MoveAllToActiveOrBackoffQueue``).
 
         ``event`` may be an upstream label ("NodeAdd", "AssignedPodDelete"); an unknown
-        label moves every pod. ``only`` narrows the candidates first (upstream's
-        AssignedPodAdded considers only pods with an affinity term matching the new pod).
+        label moves every pod. ``old``/``new``: the changed object before and after, for
+        the hints (None for an add's old, a delete's new). ``only`` narrows the candidates
+        first (upstream's PreEnqueueCheck). Pods in flight see the event when their
+        attempt fails.
         """
         event = as_event(event)
-        for uid, where in self._where.items():
-            if where == QueueName.IN_FLIGHT:
-                self._moved_since_pop.add(uid)
-        if event.is_wildcard() and only is None:
+        self._record_in_flight(event, old, new)
+        if event.is_wildcard() and only is None and new is None:
             moved = list(self._unschedulable.values())
             self._unschedulable.clear()
         else:
             moved = [
                 q
                 for q in self._unschedulable.values()
-                if (only is None or only(q)) and self._worth_requeuing(q, event)
+                if (only is None or only(q)) and self._worth_requeuing(q, event, old, new)
             ]
             for qpi in moved:
                 del self._unschedulable[qpi.pod.uid]
@@ -365,17 +575,19 @@ class SchedulingQueue:
     def activate(self, uids: Iterable[str]) -> int:
         """Move these pods to activeQ now, backoff or not (upstream ``Activate``, used by
         plugins through ``PodsToActivate``: a gang's siblings, once one of them is placed).
-        Gated and in-flight pods stay where they are; an in-flight one will go to backoffQ
-        rather than the pool when its attempt fails."""
+        A gated pod goes through PreEnqueue again (a preemptor whose victims' deletes
+        failed is let go); in-flight pods stay where they are, and go to backoffQ rather
+        than the pool when their attempt fails."""
         moved = 0
         wall = time.time()
         for uid in uids:
             where = self._where.get(uid)
             qpi = self._infos.get(uid)
-            if qpi is None or qpi.gated:
+            if qpi is None:
                 continue
             if where == QueueName.IN_FLIGHT:
-                self._moved_since_pop.add(uid)
+                # Upstream records ForceActivate for this pod alone among in-flight events.
+                self._record_in_flight(FORCE_ACTIVATE_EVENT, None, qpi.pod)
                 continue
             if where == QueueName.UNSCHEDULABLE:
                 del self._unschedulable[uid]
@@ -383,21 +595,83 @@ class SchedulingQueue:
                 continue  # active already
             qpi.woken_by, qpi.woken_at = FORCE_ACTIVATE, wall
             self._to_active_or_gated(qpi, FORCE_ACTIVATE)
-            moved += 1
+            moved += not qpi.gated
         return moved
 
-    def _worth_requeuing(self, qpi: QueuedPodInfo, event: ClusterEvent) -> bool:
-        """Whether a plugin that rejected the pod registered for ``event``."""
-        if event.is_wildcard() or not qpi.unschedulable_plugins:
+    def _worth_requeuing(self, qpi: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> bool:
+        """Whether ``event`` may make the pod schedulable (upstream ``isPodWorthRequeuing``):
+        a plugin that rejected it registered a matching event whose hint says QUEUE. A gated
+        pod is considered only for the events its gate registered."""
+        plugins = qpi.unschedulable_plugins
+        if not plugins:
             return True  # failed for no plugin's reason (an error): any event may help
-        for plugin in qpi.unschedulable_plugins:
-            registered = self.plugin_events.get(plugin)
-            if registered is None:
+        if event.is_wildcard():
+            # A wildcard carrying a pod is for that pod alone (ForceActivate in flight).
+            return not isinstance(new, PodInfo) or new.uid == qpi.pod.uid
+        pod = qpi.pod
+        profile = pod.scheduler_name
+        by_event = self._matched.get((event.resource, event.action))
+        if by_event is None:
+            by_event = self._matched[(event.resource, event.action)] = {}
+        matched = by_event.get(profile)
+        if matched is None:
+            matched = by_event[profile] = {}
+        if qpi.gated:
+            gate = self._gating.get(pod.uid)
+            if gate is not None:
+                if gate in matched:
+                    gate_hints = matched[gate]
+                else:
+                    gate_hints = matched[gate] = self._match(profile, gate, event)
+                if gate_hints is not None and not gate_hints:
+                    return False  # the gate cannot lift on this event
+        for plugin in plugins:
+            if plugin in matched:
+                hints = matched[plugin]
+            else:
+                hints = matched[plugin] = self._match(profile, plugin, event)
+            if hints is None:
                 return True
-            for reg in registered:
-                if reg.matches(event):
+            for hint in hints:
+                if hint is None or self._run_hint(plugin, hint, pod, event, old, new):
                     return True
         return False
+
+    def _match(self, profile: str, plugin: str, event: ClusterEvent) -> _Matched | None:
+        """The hints of ``plugin``'s registrations that match ``event`` (None in place of a
+        registration without a hint); None if the plugin registered nothing we know of."""
+        by_plugin = self._queueing_hints.get(profile)
+        registered = by_plugin.get(plugin) if by_plugin is not None else None
+        if registered is not None:
+            return tuple(r.hint for r in registered if r.event.matches(event))
+        events = self._plugin_events.get(plugin)
+        if events is None:
+            return None
+        return tuple(None for e in events if e.matches(event))
+
+    def _run_hint(
+        self,
+        plugin: str,
+        hint: QueueingHintFn,
+        pod: PodInfo,
+        event: ClusterEvent,
+        old: Any,
+        new: Any,
+    ) -> bool:
+        observer = self.hint_observer
+        start = time.perf_counter() if observer is not None else 0.0
+        try:
+            queue = hint(pod, old, new) == QueueingHint.QUEUE
+            result = "Queue" if queue else "QueueSkip"
+        except Exception as exc:
+            # Upstream counts a failing hint as Queue, lest the pod be stuck in the pool.
+            queue, result = True, "Error"
+            if (plugin, event.label) not in self._hint_errors_logged:
+                self._hint_errors_logged.add((plugin, event.label))
+                log.debug("queueing hint of %s failed for %s: %s", plugin, event.label, exc)
+        if observer is not None:
+            observer(plugin, event.label, result, time.perf_counter() - start)
+        return queue
 
     def flush_unschedulable_left_over(self) -> int:
         """Pods that waited in the pool longer than 5 minutes get another try."""

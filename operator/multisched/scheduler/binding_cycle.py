@@ -153,7 +153,7 @@ class BindingCycles:
             if status is None:
                 # PreBind holds no slot either: VolumeBinding waits there for the PV
                 # controller, up to bindTimeoutSeconds.
-                status = await fwk.run_pre_bind(state, assumed, host)
+                status = await fwk.run_pre_bind_preemptible(state, assumed, host)
             if status is None:
                 async with self._slots:
                     status = await fwk.run_bind(state, assumed, host)
@@ -226,7 +226,7 @@ class BindingCycles:
             return
         cycle.unreserve()
         self._cache.forget_pod(cycle.assumed)
-        self._queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
+        self._queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, old=cycle.assumed)
         # A step-down is no failure of the pod's: neither counted nor reported.
         stepped_down = isinstance(cause, NotLeading)
         if not stepped_down:
@@ -258,7 +258,7 @@ class BindingCycles:
             self._cache.assume_pod(pod, node)
             self._cache.finish_binding(pod.uid, self._clock() + self.assumed_pod_ttl)
         self.unconfirmed.pop(pod.uid, None)
-        self._queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
+        self._queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, old=cycle.assumed)
 
     def confirmed(self, uid: str, node: str = "") -> None:
         """The watch answered for a binding whose response was lost. Bound where we sent
@@ -318,8 +318,8 @@ class BindingCycles:
             entry.unreserve()
             self._count_failed(entry)
             self._queue.add_unschedulable(entry.qpi, set(), error=True)
-        if expired:
-            self._queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
+        for pod in expired:  # each with the pod that no longer holds its room
+            self._queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, old=pod)
         return len(expired)
 
     async def wait(self) -> None:

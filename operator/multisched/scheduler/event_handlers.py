@@ -1,7 +1,8 @@
 """What the cluster tells the engine (upstream ``eventhandlers.go``): pods, nodes,
-namespaces, PDBs, storage objects, PodGroups and ElasticQuotas in, each moving the queue's
-pods only for the events their rejecting plugins registered. ``feed.EngineFeed`` is this
-surface; the operator, simulate and explain come in only through it (``Scheduler.feed``).
+namespaces, PDBs, storage objects, PodGroups and ElasticQuotas in, each handed to the queue
+with the object before and after, for the hints of the plugins that rejected its pods.
+``feed.EngineFeed`` is this surface; the operator, simulate and explain come in only through
+it (``Scheduler.feed``).
 The schedule-one path is scheduler.py's.
 """
 
@@ -24,12 +25,11 @@ from multisched.framework.events import (
     UPDATE,
     ClusterEvent,
 )
-from multisched.framework.queued_pod import QueuedPodInfo
 from multisched.meta import object_key
 from multisched.queue import SchedulingQueue
 
 from .binding_cycle import BindingCycles
-from .cluster_events import node_scheduling_properties_change
+from .cluster_events import node_scheduling_properties_change, pod_scheduling_properties_change
 from .failure import FailureHandler
 
 
@@ -85,7 +85,11 @@ class EventHandlers:
             return
         if self.cache.is_assumed(pod.uid):
             return  # being bound right now; the bound update will follow
-        self.queue.add(pod)
+        queued = self.queue.info(pod.uid)
+        if queued is None:
+            self.queue.add(pod)
+        else:
+            self.queue.update(pod, pod_scheduling_properties_change(queued.pod, pod))
 
     def on_pod_status(self, pod: PodInfo) -> None:
         """Only the status (or bookkeeping metadata) of a pending pod changed: a queued pod
@@ -125,33 +129,38 @@ class EventHandlers:
         self.cache.groups.untrack_pod(uid)
         self.forget_pending(uid)
         self._binding.confirmed(uid)
-        if self.cache.remove_pod(uid) is not None:
-            self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE)
+        gone = self.cache.remove_pod(uid)
+        if gone is not None:
+            self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, old=gone)
 
     def _assigned_pod_added(self, pod: PodInfo) -> None:
-        """Pods whose required affinity a newly bound pod may satisfy get another try
-        (upstream ``AssignedPodAdded``); the rest of the pool is untouched."""
-        ns_labels = self.cache.namespaces.get(pod.namespace)
-
-        def affected(qpi: QueuedPodInfo) -> bool:
-            return any(term.matches(pod, ns_labels) for term in qpi.pod.affinity_terms)
-
-        self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_ADD, only=affected)
+        """A pod was bound: the hints of the plugins that registered it decide whom it may
+        help (v1.37 ``addAssignedPodToCache``; InterPodAffinity's, for one, looks for a
+        required affinity term it matches)."""
+        self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_ADD, new=pod)
 
     def on_node(self, raw: dict[str, object]) -> None:
-        """A node was added or changed; only scheduling-relevant changes requeue pods."""
+        """A node was added or changed; only scheduling-relevant changes requeue pods, one
+        event per changed property, with the node before and after for the hints."""
         meta = raw.get("metadata")
         name = str(meta.get("name") or "") if isinstance(meta, dict) else ""
         old = self.cache.snapshot.get(name)
         old_raw = old.raw if old is not None else None
-        self.cache.add_node(raw)
-        event = NODE_ADD if not old_raw else node_scheduling_properties_change(old_raw, raw)
-        if event is not None:
-            self.queue.move_all_to_active_or_backoff(event)
+        if not old_raw:
+            self.queue.move_all_to_active_or_backoff(NODE_ADD, new=self.cache.add_node(raw))
+            return
+        events = node_scheduling_properties_change(old_raw, raw)
+        # The cache updates its NodeInfo in place: the hints' old node is a copy from before
+        # (made only for a change that is an event: heartbeats cost nothing).
+        before = old.clone() if events and old is not None else None
+        new = self.cache.add_node(raw)
+        for event in events:
+            self.queue.move_all_to_active_or_backoff(event, old=before, new=new)
 
     def on_node_deleted(self, name: str) -> None:
+        gone = self.cache.snapshot.get(name)
         self.cache.remove_node(name)
-        self.queue.move_all_to_active_or_backoff(NODE_DELETE)
+        self.queue.move_all_to_active_or_backoff(NODE_DELETE, old=gone)
 
     def on_namespace(self, name: str, labels: Mapping[str, str]) -> None:
         """A namespace was added or changed: its labels (namespace selectors read them)."""
@@ -171,11 +180,14 @@ class EventHandlers:
         """A PV, claim, StorageClass or CSI object was added or changed: pods a volume
         plugin rejected may fit now (upstream's storage event handlers)."""
         volumes = self.cache.volumes
-        existed = volumes.has(kind, object_key(raw))
+        old = volumes.get(kind, object_key(raw))
         if not volumes.upsert(kind, raw):
             return  # not newer than what the binder assumed: nothing changed for readers
         add, update = STORAGE_EVENTS[kind]
-        self.queue.move_all_to_active_or_backoff(update if existed else add)
+        if old is None:
+            self.queue.move_all_to_active_or_backoff(add, new=raw)
+        else:
+            self.queue.move_all_to_active_or_backoff(update, old=old, new=raw)
 
     def on_group_object(self, kind: str, raw: dict[str, Any], deleted: bool = False) -> None:
         """A PodGroup or ElasticQuota was added, changed or deleted: the gang and quota
@@ -183,11 +195,13 @@ class EventHandlers:
         groups = self.cache.groups
         if deleted:
             groups.delete(kind, raw)
-            action = DELETE
-        else:
-            action = UPDATE if groups.has(kind, raw) else ADD
-            groups.upsert(kind, raw)
-        self.queue.move_all_to_active_or_backoff(ClusterEvent(kind, action))
+            self.queue.move_all_to_active_or_backoff(ClusterEvent(kind, DELETE), old=raw)
+            return
+        meta = raw.get("metadata") or {}
+        old = groups.get(kind, meta.get("namespace") or "default", meta.get("name") or "")
+        groups.upsert(kind, raw)
+        action = ADD if old is None else UPDATE
+        self.queue.move_all_to_active_or_backoff(ClusterEvent(kind, action), old=old, new=raw)
 
     def on_workload_object(self, kind: str, raw: dict[str, Any], deleted: bool = False) -> None:
         """A Service or pod controller changed: only scores read it (default spreading), so
@@ -203,4 +217,4 @@ class EventHandlers:
         self.cache.volumes.delete(kind, raw)
         event = STORAGE_DELETE_EVENTS.get(kind)
         if event is not None:
-            self.queue.move_all_to_active_or_backoff(event)
+            self.queue.move_all_to_active_or_backoff(event, old=raw)

@@ -60,6 +60,11 @@ class SchedulerObserver(Protocol):
         """One plugin call of a sampled cycle (upstream plugin_execution_duration_seconds)."""
         ...
 
+    def queueing_hint(self, plugin: str, event: str, hint: str, seconds: float) -> None:
+        """A plugin's queueing hint ran for a pooled pod: "Queue", "QueueSkip" or "Error"
+        (upstream queueing_hint_execution_duration_seconds, every call)."""
+        ...
+
     def framework_recorder(self, profile: str) -> FrameworkRecorder:
         """What the profile's framework and plugins report to (extension points, Permit
         waits, preemption)."""
@@ -88,6 +93,9 @@ class NullObserver:
         pass
 
     def plugin(self, plugin: str, extension_point: str, status: str, seconds: float) -> None:
+        pass
+
+    def queueing_hint(self, plugin: str, event: str, hint: str, seconds: float) -> None:
         pass
 
     def framework_recorder(self, profile: str) -> FrameworkRecorder:

@@ -46,6 +46,10 @@ class EngineView:
         """(queue, event) -> pods moved there (``scheduler_queue_incoming_pods``)."""
         return self._queue.incoming
 
+    def in_flight_events(self) -> Mapping[str, int]:
+        """Event label -> events kept for pods in flight (``scheduler_inflight_events``)."""
+        return self._queue.in_flight_events
+
     def unschedulable_reasons(self) -> dict[tuple[str, str], int]:
         """(plugin, profile) -> pods it rejected (``scheduler_unschedulable_pods``)."""
         return self._queue.unschedulable_reasons()

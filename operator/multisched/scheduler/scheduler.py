@@ -90,6 +90,8 @@ class Scheduler:
         self.profiles: dict[str, Framework] = {}
         self.config = config
         self.queue = SchedulingQueue(self._less, self._pre_enqueue, clock=clock)
+        if type(self.observer) is not NullObserver:  # simulate and explain time no hints
+            self.queue.hint_observer = self.observer.queueing_hint
         #: Upstream's ``FailureHandler``: where a failed attempt ends, from either cycle.
         self.failure_handler = FailureHandler(
             self.queue, client, events, self.observer, clock, self._emit
@@ -160,6 +162,7 @@ class Scheduler:
             for name, registered in fwk.plugin_events.items():
                 events[name] = tuple(dict.fromkeys(events.get(name, ()) + registered))
         self.queue.plugin_events = events
+        self.queue.queueing_hints = {name: fwk.plugin_hints for name, fwk in built.items()}
         # Pods of retired names leave the queue untouched; the rest may fit under new plugins.
         self.queue.delete_where(lambda qpi: qpi.pod.scheduler_name not in self.profiles)
         self.queue.move_all_to_active_or_backoff(WILDCARD_EVENT)
@@ -341,6 +344,12 @@ class Scheduler:
 
     async def wait_for_bindings(self) -> None:
         await self.binding.wait()
+        await self.settle_background()
+
+    async def settle_background(self) -> None:
+        """Let the work plugins run off the cycle finish (async preemption's deletes)."""
+        while pending := [t for f in self.profiles.values() for t in f.background]:
+            await asyncio.wait(pending)
 
     def held_at_permit(self) -> list[tuple[Framework, WaitingPod]]:
         return [(f, w) for f in self.profiles.values() for w in f.iterate_over_waiting_pods()]
@@ -349,6 +358,7 @@ class Scheduler:
         """Like ``wait_for_bindings``, but a pod held at Permit may stay held (a gang's
         first members wait there for the rest): returns once every other binding is done.
         For simulate and explain, which take pods one at a time."""
+        await self.settle_background()
         in_flight = self.binding.in_flight
         if in_flight:
             # A binding that nothing holds (simulate's client answers at once) ends in the

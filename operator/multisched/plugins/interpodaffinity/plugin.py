@@ -23,11 +23,25 @@ from multisched.framework import (
     PreFilterResult,
     Status,
 )
-from multisched.framework.events import ADD, ALL, NODE, POD, UPDATE_NODE_LABEL, ClusterEvent
+from multisched.framework.events import (
+    ADD,
+    DELETE,
+    NODE,
+    POD,
+    UPDATE_NODE_LABEL,
+    UPDATE_POD_LABEL,
+    ClusterEvent,
+    ClusterEventWithHint,
+)
 
 from .._batch import for_every_node, snapshot_of
 from .._label_values import label_values, looked_up, positions_in
 from .filtering import PreFilterState
+from .queueing_hints import (
+    is_schedulable_after_assigned_pod_change,
+    is_schedulable_after_node_change,
+    is_schedulable_after_target_pod_update_label,
+)
 from .scoring import PreScoreState, ScoreCounter, ScoreMap, indexed_scores
 
 NAME = "InterPodAffinity"
@@ -87,11 +101,20 @@ class InterPodAffinity:
 
     # -- PreFilter / Filter ----------------------------------------------------------------
 
-    def events_to_register(self) -> tuple[ClusterEvent, ...]:
-        # Pods come and go or change labels; a node's topology labels may change.
+    def events_to_register(self) -> tuple[ClusterEventWithHint, ...]:
+        # An assigned pod added (affinity), deleted (anti-affinity) or relabelled; the pod's
+        # own labels (others' anti-affinity); a node's topology labels.
         return (
-            ClusterEvent(POD, ALL),
-            ClusterEvent(NODE, ADD | UPDATE_NODE_LABEL),
+            ClusterEventWithHint(
+                ClusterEvent(POD, ADD | UPDATE_POD_LABEL | DELETE),
+                is_schedulable_after_assigned_pod_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(POD, UPDATE_POD_LABEL), is_schedulable_after_target_pod_update_label
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(NODE, ADD | UPDATE_NODE_LABEL), is_schedulable_after_node_change
+            ),
         )
 
     def pre_filter(

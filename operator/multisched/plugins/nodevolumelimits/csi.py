@@ -26,10 +26,19 @@ from multisched.cache.volumes import (
     VolumeStore,
 )
 from multisched.framework import CycleState, Handle, PreFilterResult, Status
-from multisched.framework.events import ADD, DELETE, POD, UPDATE, ClusterEvent
+from multisched.framework.events import (
+    ADD,
+    DELETE,
+    POD,
+    UPDATE,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+)
 from multisched.framework.status import SKIP
 
-from ..volumebinding.binder import ephemeral_owner_error
+from .._hints import is_assigned
+from ..volumebinding.binder import claim_names, ephemeral_owner_error
 from .migration import (
     CSI_NAME_OF,
     IN_TREE,
@@ -65,12 +74,23 @@ class NodeVolumeLimits:
         #: Unbound claims get a volume handle no real volume has (upstream's random prefix).
         self.random_prefix = secrets.token_hex(16)
 
-    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+    def events_to_register(self) -> tuple[ClusterEventWithHint, ...]:
         return (
-            ClusterEvent(CSI_NODE, ADD | UPDATE),
-            ClusterEvent(POD, DELETE),
-            ClusterEvent(PERSISTENT_VOLUME_CLAIM, ADD),
-            ClusterEvent(VOLUME_ATTACHMENT, DELETE),
+            # Any new CSINode may fit a pod its absence kept out: no hint.
+            ClusterEventWithHint(ClusterEvent(CSI_NODE, ADD)),
+            ClusterEventWithHint(
+                ClusterEvent(CSI_NODE, UPDATE), is_schedulable_after_csi_node_updated
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(POD, DELETE), is_schedulable_after_assigned_pod_deleted
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(PERSISTENT_VOLUME_CLAIM, ADD), is_schedulable_after_pvc_added
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(VOLUME_ATTACHMENT, DELETE),
+                is_schedulable_after_volume_attachment_deleted,
+            ),
         )
 
     def pre_filter(
@@ -272,4 +292,71 @@ def node_volume_attachments(store: VolumeStore, node_name: str) -> dict[str, str
         if csi is None:
             continue
         out[f"{attacher}/{csi.get('volumeHandle') or ''}"] = attacher
+    return out
+
+
+# -- Queueing hints ------------------------------------------------------------------------
+
+
+def is_schedulable_after_assigned_pod_deleted(
+    pod: PodInfo, old: PodInfo | None, new: object
+) -> QueueingHint:
+    """A pod on a node (or nominated) with a volume this plugin counts frees a slot."""
+    if old is None or not old.volumes or not is_assigned(old):
+        return QueueingHint.QUEUE_SKIP
+    for vol in old.volumes:
+        if (
+            vol.get("persistentVolumeClaim") is not None
+            or vol.get("ephemeral") is not None
+            or in_tree_source(vol) is not None
+        ):
+            return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def is_schedulable_after_pvc_added(
+    pod: PodInfo, old: object, new: Mapping[str, Any]
+) -> QueueingHint:
+    """A claim the pod uses (named, or its generic ephemeral volume's) was created."""
+    meta = new.get("metadata") or {}
+    if meta.get("namespace") != pod.namespace:
+        return QueueingHint.QUEUE_SKIP
+    name = meta.get("name")
+    for claim, _ in claim_names(pod):
+        if claim == name:
+            return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def is_schedulable_after_volume_attachment_deleted(
+    pod: PodInfo, old: Mapping[str, Any] | None, new: object
+) -> QueueingHint:
+    """Any claim may be the detached volume's; an inline volume only if its CSI driver is
+    the attacher. An untranslatable inline volume raises (the queue then requeues)."""
+    attacher = ((old or {}).get("spec") or {}).get("attacher")
+    for vol in pod.volumes:
+        if vol.get("persistentVolumeClaim") is not None:
+            return QueueingHint.QUEUE
+        found = in_tree_source(vol)
+        if found is not None and translate(*found)[0] == attacher:
+            return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def is_schedulable_after_csi_node_updated(
+    pod: PodInfo, old: Mapping[str, Any], new: Mapping[str, Any]
+) -> QueueingHint:
+    """Some driver's attach limit went up (a driver new to the CSINode counts from 0)."""
+    before = _driver_counts(old)
+    for driver, count in _driver_counts(new).items():
+        if count > before.get(driver, 0):
+            return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def _driver_counts(csi_node: Mapping[str, Any]) -> dict[str, int]:
+    out = {}
+    for d in (csi_node.get("spec") or {}).get("drivers") or ():
+        count = (d.get("allocatable") or {}).get("count")
+        out[str(d.get("name") or "")] = int(count) if count is not None else 0
     return out

@@ -25,16 +25,20 @@ from multisched.framework import (
 )
 from multisched.framework.events import (
     ADD,
-    ALL,
     DELETE,
     NODE,
     POD,
     UPDATE_NODE_LABEL,
     UPDATE_NODE_TAINT,
+    UPDATE_POD_LABEL,
+    UPDATE_POD_TOLERATION,
     ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
 )
 
 from .._batch import for_every_node, snapshot_of
+from .._hints import is_assigned, is_target_pod
 from .args import (
     DO_NOT_SCHEDULE,
     SCHEDULE_ANYWAY,
@@ -47,6 +51,8 @@ from .common import (
     PodCountMemo,
     build_default_constraints,
     filter_constraints,
+    honors_taints,
+    node_has_keys,
 )
 from .filtering import (
     PreFilterState,
@@ -117,12 +123,78 @@ class PodTopologySpread:
 
     # -- PreFilter / Filter ----------------------------------------------------------------
 
-    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+    def events_to_register(self) -> tuple[ClusterEventWithHint, ...]:
         # Matching pods and topology domains move the skew; taints count under nodeTaintsPolicy.
         return (
-            ClusterEvent(POD, ALL),
-            ClusterEvent(NODE, ADD | DELETE | UPDATE_NODE_LABEL | UPDATE_NODE_TAINT),
+            ClusterEventWithHint(
+                ClusterEvent(POD, ADD | UPDATE_POD_LABEL | DELETE),
+                self.is_schedulable_after_assigned_pod_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(POD, UPDATE_POD_TOLERATION | UPDATE_POD_LABEL),
+                self.is_schedulable_after_target_pod_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(NODE, ADD | DELETE | UPDATE_NODE_LABEL | UPDATE_NODE_TAINT),
+                self.is_schedulable_after_node_change,
+            ),
         )
+
+    # -- Queueing hints (a malformed constraint raises: the queue then requeues) ----------
+
+    def is_schedulable_after_target_pod_change(
+        self, pod: PodInfo, old: PodInfo | None, new: PodInfo | None
+    ) -> QueueingHint:
+        """The pod's own update: a new toleration counts under nodeTaintsPolicy Honor, a new
+        label when it changes what a constraint's selector says of the pod."""
+        if old is None or new is None or not is_target_pod(pod, new):
+            return QueueingHint.QUEUE_SKIP  # the framework files all pod updates under Pod
+        constraints = self._constraints(pod, DO_NOT_SCHEDULE)
+        if _tolerations(old) != _tolerations(new) and honors_taints(constraints):
+            return QueueingHint.QUEUE
+        return _label_change(old, new, constraints)
+
+    def is_schedulable_after_assigned_pod_change(
+        self, pod: PodInfo, old: PodInfo | None, new: PodInfo | None
+    ) -> QueueingHint:
+        """A same-namespace pod on a node (or nominated) that a constraint selects was added
+        or deleted, or relabelled into or out of a selector."""
+        for changed in (old, new):
+            if changed is not None and (
+                not is_assigned(changed) or changed.namespace != pod.namespace
+            ):
+                return QueueingHint.QUEUE_SKIP
+        constraints = self._constraints(pod, DO_NOT_SCHEDULE)
+        if old is not None and new is not None:
+            return _label_change(old, new, constraints)
+        changed = new if new is not None else old
+        if changed is None:
+            return QueueingHint.QUEUE
+        for c in constraints:
+            if c.selector.matches(changed.labels):
+                return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
+
+    def is_schedulable_after_node_change(
+        self, pod: PodInfo, old: NodeInfo | None, new: NodeInfo | None
+    ) -> QueueingHint:
+        """A node with every topology key added or deleted, gaining or losing one, or
+        keeping them all while a key's value or its taints change."""
+        constraints = self._constraints(pod, DO_NOT_SCHEDULE)
+        old_matching = old is not None and node_has_keys(old.labels, constraints)
+        new_matching = new is not None and node_has_keys(new.labels, constraints)
+        if old is not None and new is not None:
+            if old_matching != new_matching:
+                return QueueingHint.QUEUE
+            if new_matching and (
+                any(old.labels.get(c.topology_key) != new.labels.get(c.topology_key)
+                    for c in constraints)
+                or _taints(old) != _taints(new)
+            ):  # fmt: skip
+                return QueueingHint.QUEUE
+            return QueueingHint.QUEUE_SKIP
+        matching = new_matching if new is not None else old_matching
+        return QueueingHint.QUEUE if matching else QueueingHint.QUEUE_SKIP
 
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
@@ -244,6 +316,24 @@ def _verdict(fit: int) -> Status | None:
     if fit == 2:
         return Status.unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH)
     return Status.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
+
+
+def _label_change(old: PodInfo, new: PodInfo, constraints: Sequence[Constraint]) -> QueueingHint:
+    """``isSchedulableAfterPodLabelChange``: some selector's verdict on the pod flipped."""
+    if old.labels == new.labels:
+        return QueueingHint.QUEUE_SKIP
+    for c in constraints:
+        if c.selector.matches(old.labels) != c.selector.matches(new.labels):
+            return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
+
+
+def _tolerations(pod: PodInfo) -> list[tuple[str, str, str, str]]:
+    return [(t.key, t.operator, t.value, t.effect) for t in pod.tolerations]
+
+
+def _taints(node: NodeInfo) -> list[tuple[str, str, str]]:
+    return [(t.key, t.value, t.effect) for t in node.taints]
 
 
 PLUGIN = PodTopologySpread

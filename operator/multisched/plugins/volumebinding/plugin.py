@@ -34,7 +34,14 @@ from multisched.framework import (
     PreFilterResult,
     Status,
 )
-from multisched.framework.events import ADD, NODE, UPDATE, UPDATE_NODE_LABEL, ClusterEvent
+from multisched.framework.events import (
+    ADD,
+    NODE,
+    UPDATE,
+    UPDATE_NODE_LABEL,
+    ClusterEvent,
+    ClusterEventWithHint,
+)
 from multisched.framework.status import SKIP
 
 from .._function_shape import MAX_CUSTOM_PRIORITY_SCORE, UtilizationShapePoint, shape_errors
@@ -49,6 +56,13 @@ from .binder import (
 )
 from .matching import SelectorUnusable
 from .pv_helpers import claim_class, claim_request, pv_capacity, spec, storage_of
+from .queueing_hints import (
+    is_schedulable_after_csi_driver_change,
+    is_schedulable_after_csi_node_change,
+    is_schedulable_after_csi_storage_capacity_change,
+    is_schedulable_after_persistent_volume_claim_change,
+    is_schedulable_after_storage_class_change,
+)
 from .scorer import build_scorer
 
 NAME = "VolumeBinding"
@@ -125,15 +139,29 @@ class VolumeBinding:
         scale = MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE
         self._scorer = build_scorer([(p.utilization, p.score * scale) for p in args.shape])
 
-    def events_to_register(self) -> tuple[ClusterEvent, ...]:
+    def events_to_register(self) -> tuple[ClusterEventWithHint, ...]:
+        # PVs and nodes carry no hint: any of their changes may bind a claim or fit a node.
+        # A CSIDriver matters only when updated (its storageCapacity turned off).
         return (
-            ClusterEvent(STORAGE_CLASS, ADD | UPDATE),
-            ClusterEvent(PERSISTENT_VOLUME_CLAIM, ADD | UPDATE),
-            ClusterEvent(PERSISTENT_VOLUME, ADD | UPDATE),
-            ClusterEvent(NODE, ADD | UPDATE_NODE_LABEL),
-            ClusterEvent(CSI_NODE, ADD | UPDATE),
-            ClusterEvent(CSI_DRIVER, ADD | UPDATE),
-            ClusterEvent(CSI_STORAGE_CAPACITY, ADD | UPDATE),
+            ClusterEventWithHint(
+                ClusterEvent(STORAGE_CLASS, ADD | UPDATE), is_schedulable_after_storage_class_change
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(PERSISTENT_VOLUME_CLAIM, ADD | UPDATE),
+                is_schedulable_after_persistent_volume_claim_change,
+            ),
+            ClusterEventWithHint(ClusterEvent(PERSISTENT_VOLUME, ADD | UPDATE)),
+            ClusterEventWithHint(ClusterEvent(NODE, ADD | UPDATE_NODE_LABEL)),
+            ClusterEventWithHint(
+                ClusterEvent(CSI_NODE, ADD | UPDATE), is_schedulable_after_csi_node_change
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(CSI_DRIVER, UPDATE), is_schedulable_after_csi_driver_change
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(CSI_STORAGE_CAPACITY, ADD | UPDATE),
+                is_schedulable_after_csi_storage_capacity_change,
+            ),
         )
 
     def _binder(self) -> Binder:
