@@ -166,6 +166,27 @@ def test_in_flight_events_are_kept_only_while_a_pod_that_saw_them_is_in_flight()
     assert q.in_flight_events == {}
 
 
+def test_in_flight_events_wait_for_the_oldest_pod_in_flight_whichever_ends_first() -> None:
+    clock = Clock()
+    q = queue(clock, {})
+    for name, priority in (("first", 3), ("second", 2), ("third", 1)):
+        q.add(make_pod(name, priority=priority))
+    first = q.pop_nowait()
+    q.move_all_to_active_or_backoff(NODE_ADD)
+    second = q.pop_nowait()
+    q.move_all_to_active_or_backoff(ev.NODE_LABEL_CHANGE)
+    third = q.pop_nowait()
+    assert first is not None and second is not None and third is not None
+    q.done(second.pod.uid)  # the first still needs both events
+    assert q.in_flight_events == {"NodeAdd": 1, "NodeUpdateNodeLabel": 1}
+    q.done(first.pod.uid)  # the third started after both
+    assert q.in_flight_events == {}
+    q.move_all_to_active_or_backoff(NODE_ADD)
+    assert q.in_flight_events == {"NodeAdd": 1}
+    q.done(third.pod.uid)
+    assert q.in_flight_events == {}
+
+
 def test_activating_a_pod_in_flight_requeues_that_pod_only() -> None:
     clock = Clock()
     q = queue(clock, {"A": (ClusterEventWithHint(NODE_ADD, Hint(SKIP)),)})

@@ -362,6 +362,8 @@ class SchedulingQueue:
     def _start_in_flight(self, qpi: QueuedPodInfo) -> QueuedPodInfo:
         uid = qpi.pod.uid
         self._where[uid] = QueueName.IN_FLIGHT
+        # Re-inserted at the end: the dict stays ordered by start, oldest first.
+        self._in_flight_from.pop(uid, None)
         self._in_flight_from[uid] = self._log_base + len(self._in_flight_log)
         self.scheduling_cycle += 1
         qpi.attempts += 1
@@ -434,7 +436,9 @@ class SchedulingQueue:
             log.clear()
             counts.clear()
             return
-        oldest = min(self._in_flight_from.values())
+        # The first entry started first (insertion order): no scan of every pod in flight,
+        # which gangs held at Permit can make many.
+        oldest = next(iter(self._in_flight_from.values()))
         while self._log_base < oldest:
             label = log.popleft()[0].label
             counts[label] -= 1
