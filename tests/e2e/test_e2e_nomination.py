@@ -10,17 +10,23 @@ from test_e2e_operator import pod, profile
 
 from conftest import Kube
 
+POOL = {"e2e.multisched.io/pool": "karpenter"}
+
 
 def gated(name: str, scheduler: str) -> dict[str, Any]:
     body = pod(name, scheduler)
     body["spec"]["schedulingGates"] = [{"name": "example.com/provisioning"}]
+    body["spec"]["nodeSelector"] = POOL  # the suite's other nodes are not candidates
     return body
 
 
 def test_a_nomination_set_by_another_client_is_honoured(kube: Kube, start_operator: Any) -> None:
     name = "e2e-nominated"
-    kube.add_node("karp-big", cpu="64")  # the emptiest: where scoring alone sends a pod
-    kube.add_node("karp-new", cpu="4")  # the node "Karpenter" launched for the pod
+    kube.add_node("karp-big", POOL, cpu="64")  # the emptier: where scoring alone sends a pod
+    kube.add_node("karp-new", POOL, cpu="4")  # the node "Karpenter" launched for the pod
+    # Scores alone would not send a pod here (TaintToleration's score, weight 3), so only
+    # the nomination can.
+    kube.run("taint", "node", "karp-new", "e2e.multisched.io/new=yes:PreferNoSchedule")
     op = start_operator()
     kube.apply(profile(name, {"profiles": [{"schedulerName": name}]}))
     for pod_name in ("karp-pod", "karp-control"):
