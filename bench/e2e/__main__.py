@@ -25,6 +25,7 @@ from pathlib import Path
 from ..interpreter import describe
 from .cgroups import HARNESS_MILLICPU, KUBEADM_MILLICPU, CgroupsUnavailable, pod_cgroups
 from .controlplane import control_plane, missing_binaries
+from .devices import device_scenario
 from .gangs import gang_scenario
 from .kube import Kube
 from .objects import SHAPES
@@ -35,7 +36,7 @@ from .scenarios import TARGETS, Bench, Sizes, log, profile_scheduler_name
 from .shapes import shape_scenario
 from .unschedulable import unschedulable_scenario
 
-SCENARIOS = "abcdvgsup"
+SCENARIOS = "abcdvgsupr"
 NOTES = """
 first binding after start: from the scheduler's process start to the harness's watch seeing
   spec.nodeName on a pod that was pending before the start.
@@ -128,7 +129,8 @@ def build_parser() -> argparse.ArgumentParser:
         "of pods with local-PV claims), g (gangs of 8: Coscheduling; kube-scheduler gets them "
         "ungrouped), s (backlogs of pod shapes: plain, spread, anti-affinity, affinity, mixed), "
         "u (backlogs of pods no node can take, up to their PodScheduled=False), p (a burst of "
-        "pods that each preempt a lower-priority pod); default abcdvgsup",
+        "pods that each preempt a lower-priority pod), r (backlog of pods with a device claim "
+        "each: DRA); default abcdvgsupr",
     )
     parser.add_argument(
         "--shape-nodes",
@@ -306,7 +308,7 @@ def run_order(contenders: list[Contender], n: int) -> list[Contender]:
 
 def _phases(scenarios: str) -> list[str]:
     """The scenarios in the order they run: those without running pods, then (a), then (b)."""
-    first = "".join(key for key in "cdvgsup" if key in scenarios)
+    first = "".join(key for key in "cdvgsupr" if key in scenarios)
     later = [key for key in "ab" if key in scenarios]
     return [phase for phase in (first, *later) if phase]
 
@@ -320,6 +322,8 @@ async def _scenarios(b: Bench, args: argparse.Namespace, sizes: Sizes, phase: st
         await b.volume_backlog()
     if "g" in phase:
         await gang_scenario(b)
+    if "r" in phase:
+        await device_scenario(b)
     if "s" in phase:  # before (a), (b): no running pods for the shapes to scan
         await shape_scenario(b, args.shape_nodes or [sizes.nodes], args.shapes)
     if "u" in phase:

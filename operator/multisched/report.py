@@ -28,6 +28,8 @@ def _record(p: Placement, explain: bool) -> dict[str, Any]:
         rec["nominatedNodeName"] = p.nominated_node
     if p.volumes:
         rec["volumes"] = p.volumes
+    if p.devices:
+        rec["devices"] = p.devices
     if explain and p.outcome is not None:
         rec["explain"] = _explain(p)
     return rec
@@ -121,7 +123,7 @@ def _table(records: list[dict[str, Any]], result: SimulationResult) -> str:
                 r["schedulerName"],
                 r["status"],
                 r["node"] or "<none>",
-                r["message"] if r["status"] != "Scheduled" else _volumes_text(r),
+                r["message"] if r["status"] != "Scheduled" else _scheduled_text(r),
             )
         )
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
@@ -135,6 +137,24 @@ def _table(records: list[dict[str, Any]], result: SimulationResult) -> str:
     for victim, reason in sorted(result.preempted.items()):
         lines.append(f"preempted {victim}: {reason}")
     return "\n".join(line.rstrip() for line in lines) + "\n"
+
+
+def _scheduled_text(record: dict[str, Any]) -> str:
+    """What a scheduled pod got besides its node: its volumes, then its devices."""
+    return "; ".join(t for t in (_volumes_text(record), _devices_text(record)) if t)
+
+
+def _devices_text(record: dict[str, Any]) -> str:
+    """``devices: gpu->gpu.example.com/node-1/gpu-0, ...`` (a share: ``#<shareID>``)."""
+    parts = []
+    for d in record.get("devices") or ():
+        text = f"{d['claim']}->{d['driver']}/{d['pool']}/{d['device']}"
+        if "shareID" in d:
+            text += f"#{d['shareID']}"
+        if d.get("adminAccess"):
+            text += " (admin access)"
+        parts.append(text)
+    return f"devices: {', '.join(parts)}" if parts else ""
 
 
 def _volumes_text(record: dict[str, Any]) -> str:

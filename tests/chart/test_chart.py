@@ -146,6 +146,23 @@ CLUSTER_RULES = {
     ("storage.k8s.io", "csidrivers"): {"get", "list", "watch"},
     ("storage.k8s.io", "csistoragecapacities"): {"get", "list", "watch"},
     ("storage.k8s.io", "volumeattachments"): {"get", "list", "watch"},
+    # DynamicResources: system:kube-scheduler v1.37.2's DRA rules (policy.go, default gates:
+    # DRAExtendedResource, DRADeviceTaintRules, DRAResourceClaimGranularStatusAuthorization).
+    ("resource.k8s.io", "deviceclasses"): {"get", "list", "watch"},
+    ("resource.k8s.io", "resourceslices"): {"get", "list", "watch"},
+    ("resource.k8s.io", "devicetaintrules"): {"get", "list", "watch"},
+    ("resource.k8s.io", "resourceclaims"): {
+        "get",
+        "list",
+        "watch",
+        "update",
+        "patch",
+        "create",
+        "delete",
+    },
+    ("resource.k8s.io", "resourceclaims/status"): {"get", "list", "watch", "update", "patch"},
+    ("resource.k8s.io", "resourceclaims/binding"): {"update", "patch"},
+    ("", "pods/finalizers"): {"update"},
     ("", "services"): {"get", "list", "watch"},
     ("", "replicationcontrollers"): {"get", "list", "watch"},
     ("apps", "replicasets"): {"get", "list", "watch"},

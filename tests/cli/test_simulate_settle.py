@@ -377,9 +377,10 @@ def test_claims_from_templates_are_created_as_the_resourceclaim_controller_creat
         "by": "kube-controller-manager's resourceclaim controller",
         "why": "records the claims created for it (accel from the template gpu)",
     }
-    # The pod still waits: the claim's devices are not allocated (issue 42).
+    # The pod still waits: the file has no DeviceClass for the claim's request.
     (placement,) = json.loads(out)["pods"]
     assert placement["node"] in ("", None)
+    assert "request gpu: device class gpu.example does not exist" in placement["message"]
     code, out, err = run(capsys, tmp_path, docs)
     notes = [line for line in err.splitlines() if "resourceclaim controller" in line]
     assert len(notes) == 2 and all(line.startswith("note: ") for line in notes)

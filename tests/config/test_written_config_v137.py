@@ -81,6 +81,7 @@ def test_the_default_multipoint_is_v137s() -> None:
         "VolumeBinding",
         "PodTopologySpread",
         "InterPodAffinity",
+        "DynamicResources",
         "NodeResourcesBalancedAllocation",
         "ImageLocality",
     )

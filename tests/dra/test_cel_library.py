@@ -138,6 +138,10 @@ LISTS_AND_REGEX = {
         True,
     ),
     "findAll_none": ("'123 abc 456'.findAll('xyz') == []", True),
+    # RE2 (as cel-go): linear time. A backtracking engine (Python's re) would not finish this
+    # within the suite's timeout.
+    "find_nested_quantifier": (f"'{'a' * 64}b'.find('(a+)+$') == ''", True),
+    "findAll_nested_quantifier": (f"'{'a' * 64}b'.findAll('(a|aa)+$') == []", True),
 }
 
 
@@ -187,3 +191,8 @@ def test_lists_and_regex(name: str) -> None:
 def test_min_of_empty_list() -> None:
     with pytest.raises(SelectorError, match=r"^min called on empty list$"):
         evaluate("[].min() == 0")
+
+
+def test_a_bad_pattern_is_the_selectors_error() -> None:
+    with pytest.raises(SelectorError, match=r"^error parsing regexp: missing \): \($"):
+        evaluate("'abc'.find('(') == ''")

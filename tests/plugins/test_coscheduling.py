@@ -865,7 +865,7 @@ def test_args_defaults_names_and_validation() -> None:
     prof = resolve(parse_scheduler_profile_spec(spec), default_registry(False)).profiles[0]
     assert prof.plugin_args[NAME] == CoschedulingArgs(permit_waiting_time_seconds=10)
     assert prof.plugins["queueSort"] == (NAME,)
-    assert prof.plugins["postFilter"] == ("DefaultPreemption", NAME)
+    assert prof.plugins["postFilter"] == ("DynamicResources", "DefaultPreemption", NAME)
     for point in ("preFilter", "reserve", "permit"):
         assert NAME in prof.plugins[point]
     spec["profiles"][0]["pluginConfig"][0]["args"] = {"podGroupBackoffSeconds": -1}

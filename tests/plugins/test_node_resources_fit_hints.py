@@ -1,7 +1,8 @@
 """NodeResourcesFit's queueing hints: cases from upstream noderesources/fit_test.go
 (TestEventsToRegister, Test_isSchedulableAfter*, TestHaveAnyRequestedResourcesIncreased) with
 v1.37.2's default gates: InPlacePodVerticalScaling on, InPlacePodVerticalScalingScheduler
-Preemption off (so no deferred-resize cases), no DRA extended resources (not supported)."""
+Preemption off (so no deferred-resize cases); the DRA extended-resource cases are in
+test_node_resources_fit_dra.py."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from multisched.framework.events import (
     DELETE,
     NODE,
     POD,
+    UPDATE,
     UPDATE_NODE_ALLOCATABLE,
     UPDATE_POD_SCALE_DOWN,
     ClusterEvent,
@@ -27,6 +29,7 @@ from multisched.plugins.node_resources_fit import (
     NodeResourcesFitArgs,
     is_schedulable_after_assigned_pod_delete,
     is_schedulable_after_assigned_pod_scale_down,
+    is_schedulable_after_device_class_event,
     is_schedulable_after_target_pod_scale_down,
 )
 
@@ -70,19 +73,22 @@ def _name(key: str) -> str:
 
 
 def test_events_to_register_with_in_place_pod_vertical_scaling() -> None:
-    """ "Register events with InPlacePodVerticalScaling feature enabled" (GA in v1.37); Pod
-    stands in for both AssignedPod and TargetPod, the hints tell them apart."""
+    """ "Register events with InPlacePodVerticalScaling feature enabled" (GA in v1.37) and
+    "... with DRAExtendedResource feature enabled" (GA, locked on in v1.37): both sets at
+    once. Pod stands in for both AssignedPod and TargetPod, the hints tell them apart."""
     plugin = NodeResourcesFit(None, None)  # type: ignore[arg-type]
     registered = plugin.events_to_register()
     assert [r.event for r in registered] == [
         ClusterEvent(POD, DELETE),
         ClusterEvent(NODE, ADD | UPDATE_NODE_ALLOCATABLE),
+        ClusterEvent("DeviceClass", ADD | UPDATE),
         ClusterEvent(POD, UPDATE_POD_SCALE_DOWN),
         ClusterEvent(POD, UPDATE_POD_SCALE_DOWN),
     ]
     assert [r.hint for r in registered] == [
         is_schedulable_after_assigned_pod_delete,
         plugin.is_schedulable_after_node_change,
+        is_schedulable_after_device_class_event,
         is_schedulable_after_assigned_pod_scale_down,
         is_schedulable_after_target_pod_scale_down,
     ]

@@ -313,6 +313,25 @@ async def test_the_preemptor_is_held_until_its_last_victim_is_gone() -> None:
     assert env.activated == []
 
 
+async def test_a_last_victim_gone_before_its_turn_activates_the_preemptor() -> None:
+    """The last victim was another preemptor's too and left the cluster while this one was
+    gated: its deletion event, and the others', came while PreEnqueue held the preemptor, and
+    no later event will wake it (issue 43's backlog parity e2e stranded it so)."""
+    pods = _victims(["victim1", "victim2"])
+    env = Env(pods)
+    hold = env.client.holds["victim1"] = asyncio.Event()
+    env.executor.prepare_candidate_async(Candidate("node1", pods, 0), PREEMPTOR)
+    for _ in range(3):
+        await asyncio.sleep(0)
+    env.delete_from_cluster(pods[1])  # by the other preemptor, seen while this one is held
+    env.delete_from_cluster(pods[0])  # its own first delete's event, before the response
+    assert env.plugin.pre_enqueue(PREEMPTOR) is not None  # gated: both events are spent
+    hold.set()
+    await env.settle()
+    assert env.activated == ["preemptor"]
+    assert env.recorder.goroutines == ["success"]
+
+
 async def test_lower_priority_nominations_are_cleared_before_the_deletes() -> None:
     pods = _victims(["victim1"])
     env = Env(pods)

@@ -172,10 +172,12 @@ def test_built_in_filters_register_events_and_plugins_without_them_get_all() -> 
     fwk = sched.profiles["s"]
     events = fwk.plugin_events
     # v1.37.2's: a bound pod's scale-down (InPlacePodVerticalScaling, GA) and the pod's
-    # own (upstream's AssignedPod and TargetPod, both Pod here), and its new tolerations.
+    # own (upstream's AssignedPod and TargetPod, both Pod here), and its new tolerations;
+    # DeviceClasses for the extended resources they back (DRAExtendedResource, GA).
     assert events["NodeResourcesFit"] == (
         ev.ClusterEvent(ev.POD, ev.DELETE),
         ev.ClusterEvent(ev.NODE, ev.ADD | ev.UPDATE_NODE_ALLOCATABLE),
+        ev.ClusterEvent("DeviceClass", ev.ADD | ev.UPDATE),
         ev.ClusterEvent(ev.POD, ev.UPDATE_POD_SCALE_DOWN),
         ev.ClusterEvent(ev.POD, ev.UPDATE_POD_SCALE_DOWN),
     )

@@ -1,6 +1,15 @@
 """Cluster state as the scheduler reads it: pods, nodes, assumed pods, snapshots."""
 
 from .cache import Cache, Snapshot
+from .dra import (
+    DEVICE_CLASS,
+    DRA_KINDS,
+    NAMESPACED_DRA_KINDS,
+    RESOURCE_CLAIM,
+    RESOURCE_CLAIM_TEMPLATE,
+    RESOURCE_SLICE,
+    DraStore,
+)
 from .groups import ELASTIC_QUOTA, GROUP_KINDS, POD_GROUP, POD_GROUP_LABEL, GroupStore
 from .labels import LabelSelector, NodeSelector, NodeSelectorTerm, Requirement, SelectorError
 from .node_info import HostPortInfo, ImageStateSummary, NodeError, NodeInfo
@@ -20,16 +29,23 @@ from .workloads import WORKLOAD_KINDS, WorkloadStore
 
 __all__ = [
     "DEFAULT_SCHEDULER_NAME",
+    "DEVICE_CLASS",
+    "DRA_KINDS",
     "ELASTIC_QUOTA",
     "GROUP_KINDS",
+    "NAMESPACED_DRA_KINDS",
     "POD_GROUP",
     "POD_GROUP_LABEL",
+    "RESOURCE_CLAIM",
+    "RESOURCE_CLAIM_TEMPLATE",
+    "RESOURCE_SLICE",
     "VOLUME_KINDS",
     "WORKLOAD_KINDS",
     "AffinityTerm",
     "AssumeCache",
     "AssumeError",
     "Cache",
+    "DraStore",
     "GroupStore",
     "HostPortInfo",
     "ImageStateSummary",

@@ -13,6 +13,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 from .columns import lookup_all
+from .dra import DraStore
 from .groups import GroupStore
 from .node_info import ImageStateSummary, NodeInfo
 from .pod_counts import Matcher, SelectorCounts, SelectorIndex, TermIndex
@@ -160,6 +161,12 @@ class Snapshot:
         """PVs, claims, StorageClasses and CSI objects, with the binder's assumptions."""
         return self._cache.volumes
 
+    @property
+    def dra(self) -> DraStore:
+        """DeviceClasses, ResourceClaims (with assumptions and in-flight allocations),
+        templates, ResourceSlices, and the devices the claims take."""
+        return self._cache.dra
+
     def namespace_requests(self, namespace: str) -> Resource:
         """What the pods of ``namespace`` on nodes request (assumed pods included)."""
         return self._cache.namespace_requests.get(namespace) or Resource()
@@ -217,6 +224,9 @@ class Cache:
         self.namespaces: dict[str, dict[str, str]] = {}
         self.pdbs: dict[str, dict[str, Any]] = {}
         self.volumes = VolumeStore()
+        #: DRA's objects (the DynamicResources plugin, and NodeResourcesFit's device-backed
+        #: extended resources).
+        self.dra = DraStore()
         #: PodGroups, ElasticQuotas and the pods of each group (the gang and quota plugins).
         self.groups = GroupStore()
         #: Services and pod controllers: PodTopologySpread's default selectors.

@@ -178,6 +178,7 @@ class PodInfo:
         "requests",
         "required_node_affinity",
         "required_node_features",
+        "resource_claims",
         "scheduler_name",
         "scheduling_gates",
         "start_time",
@@ -230,6 +231,9 @@ class PodInfo:
     #: ``NodeInfo.PVCRefCounts`` counts them (kept: every pod the API server admits has a
     #: service-account volume, and the node accounting reads this at each add and remove).
     claim_keys: tuple[str, ...]
+    #: ``spec.resourceClaims`` as written (empty for most pods: DynamicResources skips those
+    #: without looking further).
+    resource_claims: tuple[dict[str, Any], ...]
 
     @classmethod
     def parse(cls, raw: Mapping[str, Any], priority: int | None = None) -> PodInfo:
@@ -279,6 +283,7 @@ class PodInfo:
         self.claim_keys = (
             tuple(f"{self.namespace}/{name}" for name in self.pvc_names()) if self.volumes else ()
         )
+        self.resource_claims = tuple(spec.get("resourceClaims") or ())
         self.topology_spread_constraints = tuple(spec.get("topologySpreadConstraints") or ())
         containers = spec.get("containers") or []
         init_containers = spec.get("initContainers") or []

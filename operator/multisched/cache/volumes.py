@@ -72,10 +72,19 @@ class AssumeCache:
     ``index`` maps an object to the value ``list`` filters on (a PV's storage class).
     """
 
-    def __init__(self, kind: str, index: Callable[[Mapping[str, Any]], str] | None = None):
+    def __init__(
+        self,
+        kind: str,
+        index: Callable[[Mapping[str, Any]], str] | None = None,
+        on_change: Callable[[Obj | None, Obj | None], None] | None = None,
+    ):
         self.kind = kind
         self._index = index
         self._entries: dict[str, _Entry] = {}
+        #: Told ``(old, new)`` whenever the version readers see changes (None: added or
+        #: deleted), assumptions and restores included: upstream's assume-cache event
+        #: handlers, which DRA's allocated-devices index listens to.
+        self._on_change = on_change
 
     # -- informer side ------------------------------------------------------------------
 
@@ -86,14 +95,21 @@ class AssumeCache:
         entry = self._entries.get(key)
         if entry is not None and resource_version(obj) <= resource_version(entry.latest):
             if resource_version(obj) == 0 and entry.latest is entry.api:
+                old = entry.latest
                 entry.api = entry.latest = obj  # unversioned input (simulate): last wins
+                if self._on_change is not None:
+                    self._on_change(old, obj)
                 return True
             return False
         self._entries[key] = _Entry(obj)
+        if self._on_change is not None:
+            self._on_change(entry.latest if entry is not None else None, obj)
         return True
 
     def on_delete(self, obj: Mapping[str, Any]) -> None:
-        self._entries.pop(object_key(obj), None)
+        entry = self._entries.pop(object_key(obj), None)
+        if entry is not None and self._on_change is not None:
+            self._on_change(entry.latest, None)
 
     # -- readers ------------------------------------------------------------------------
 
@@ -132,12 +148,16 @@ class AssumeCache:
             raise AssumeError(
                 f'{self.kind} "{key}" is out of sync (stored: {stored}, assume: {new})'
             )
-        entry.latest = obj
+        old, entry.latest = entry.latest, obj
+        if self._on_change is not None:
+            self._on_change(old, obj)
 
     def restore(self, key: str) -> None:
         entry = self._entries.get(key)
-        if entry is not None:
-            entry.latest = entry.api
+        if entry is not None and entry.latest is not entry.api:
+            old, entry.latest = entry.latest, entry.api
+            if self._on_change is not None:
+                self._on_change(old, entry.api)
 
     def is_assumed(self, key: str) -> bool:
         entry = self._entries.get(key)

@@ -6,14 +6,25 @@ values are protobuf messages because the binding has no opaque types. An express
 compiled once (``compile_selector`` caches by text); callers keep the result per object
 generation and evaluate it per device.
 
+The cost limit (CEL_SELECTOR_EXPRESSION_MAX_COST per evaluation, as upstream's CostLimit) is
+enforced from a worst-case estimate: an expression that cannot reach it runs untracked; one
+that can runs metered per comprehension iteration and fails with cel-go's "operation cancelled:
+actual cost limit exceeded" (``celcost`` says how). Like the scheduler, no compile-time check.
+
 Where this differs from upstream (cel-cpp's Python binding allows no more):
-- No cost accounting: CEL_SELECTOR_EXPRESSION_MAX_COST is neither estimated at compile time
-  nor enforced at run time (the binding exposes no cost tracker nor iteration budget).
-- A missing domain (``device.attributes["x"]``) is "no such key: x"; upstream's map returns
-  an empty map there, so its error names the attribute instead.
+- Cost is charged from worst-case sizes (the API's limits, or the device's own when larger or
+  when the expression is metered), not measured: a metered expression may fail somewhat
+  before upstream's actual cost would, never after (but for devices past the API's limits,
+  which only unvalidated documents hold, in unmetered expressions that cannot run long).
+- cel-cpp ends any evaluation at 10000 comprehension iterations (not configurable through the
+  binding): upstream's cost error if the expression is metered, else ITERATION_LIMIT_EXCEEDED,
+  where upstream would go on (such cheap loops reach 1000000 only past ~300000 iterations).
+- A missing domain (``device.attributes["x"]``) is an empty map as upstream's is, by
+  evaluating again with it filled in (at most 8 domains); so ``has()`` and ``in`` over a
+  domain that an earlier failed pass filled in see it present, where upstream's don't.
 - Not registered: the DRAListTypeAttributes ``includes`` (a dyn receiver does not dispatch),
   list ``indexOf``/``lastIndexOf`` (the strings extension owns the name), cel-go's lists and
-  sets extensions; ``find``/``findAll`` use Python's ``re``, not RE2.
+  sets extensions.
 """
 
 from __future__ import annotations
@@ -25,6 +36,7 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
+import re2  # type: ignore[import-untyped]
 from cel_expr_python import cel  # type: ignore[import-untyped]
 from cel_expr_python.ext import ext_bindings, ext_strings  # type: ignore[import-untyped]
 from google.protobuf import (  # type: ignore[import-untyped]
@@ -33,10 +45,10 @@ from google.protobuf import (  # type: ignore[import-untyped]
     message_factory,
 )
 
-from multisched.dra import semver
+from multisched.dra import celast, celcost, semver
 from multisched.validation.quantity import MAX_QUANTITY, QuantityError, parse_quantity
 
-#: resourceapi.CELSelectorExpressionMaxCost (k8s.io/api resource/v1); not enforced (above).
+#: resourceapi.CELSelectorExpressionMaxCost (k8s.io/api resource/v1): each evaluation's limit.
 CEL_SELECTOR_EXPRESSION_MAX_COST = 1_000_000
 
 _T = cel.Type
@@ -184,6 +196,8 @@ def _functions() -> list[Any]:
         "patch": [_overload("semver_patch", i, [s], lambda a: _sv(a)[2], True)],
     }
     table |= _lists_and_regex()
+    # Only metered copies of costly expressions call it (the parser cannot name it).
+    table[celast.COST_FUNCTION] = [_overload("cost_charge", b, [i, b], celcost.charge)]
     return [cel.FunctionDecl(name, overloads) for name, overloads in table.items()]
 
 
@@ -218,9 +232,18 @@ def _extreme(values: list[Any], pick: Callable[..., Any], name: str) -> Any:
     return pick(values)
 
 
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False  # a bad pattern is the selector's error, not a log line
+
+
 @lru_cache(maxsize=256)
-def _regex(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
+def _regex(pattern: str) -> Any:
+    """RE2, as cel-go's regex library: linear in the text, whatever the pattern."""
+    try:
+        return re2.compile(pattern, options=_RE2_OPTIONS)
+    except re2.error as err:
+        detail = err.args[0].decode() if err.args and isinstance(err.args[0], bytes) else err
+        raise ValueError(f"error parsing regexp: {detail}") from None
 
 
 def _find(text: str, pattern: str) -> str:
@@ -256,9 +279,11 @@ _ENV = cel.NewEnv(
 _ERRORS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r'Key not found in map : "?(.*?)"?$'), r"no such key: \1"),
     (re.compile(r"No matching overloads found : .*"), "no such overload"),
-    (re.compile(r"Iteration budget exceeded"), "operation cancelled: actual cost limit exceeded"),
 )
 _STATUS = re.compile(r"^[A-Z_]+: ")
+ITERATION_LIMIT_EXCEEDED = (
+    "operation cancelled: comprehension iteration limit exceeded (10000 per evaluation)"
+)
 _TYPE_NAMES = {"BOOL": "bool", "INT": "int", "UINT": "uint", "DOUBLE": "double", "STRING": "string"}
 _TYPE_NAMES |= {"BYTES": "bytes", "NULL": "null_type", "DURATION": "google.protobuf.Duration"}
 _TYPE_NAMES |= {"TIMESTAMP": "google.protobuf.Timestamp", "kubernetes.Semver": "kubernetes.Semver"}
@@ -270,6 +295,12 @@ class CompiledSelector:
 
     expression: str
     program: Any
+    #: Evaluated instead of ``program`` when it could exceed the cost limit (``celcost``).
+    metered: Any = None
+    #: The metered evaluation's budget: the limit less the cost outside comprehensions.
+    budget: float = 0
+    #: Its run time depends on the device's sizes: sizes past the API's are re-planned.
+    sized: bool = False
 
     def matches(
         self,
@@ -279,22 +310,88 @@ class CompiledSelector:
         allow_multiple_allocations: bool = False,
     ) -> bool:
         """``DeviceMatches``: attributes and capacity as the v1 API has them (qualified names)."""
+        by_domain = _by_domain(attributes, driver, _attribute_value)
+        capacity_by_domain = _by_domain(capacity, driver, _capacity_value)
         device = {
             "driver": driver,
             "allowMultipleAllocations": allow_multiple_allocations,
-            "attributes": _by_domain(attributes, driver, _attribute_value),
-            "capacity": _by_domain(capacity, driver, _capacity_value),
+            "attributes": by_domain,
+            "capacity": capacity_by_domain,
         }
-        result = self.program.eval(data={"device": device})
-        kind = result.type().name()
-        if kind == "ERROR":
-            raise SelectorError(_cel_go_wording(str(result.value())))
+        plan = self
+        # Sizes past the API's limits, or a costly worst case: plan for this device's sizes.
+        if self.sized and (
+            limits := celcost.device_limits(
+                driver, attributes, capacity, None if self.metered else _LIMITS
+            )
+        ):
+            plan = _planned(self.expression, limits)
+        for _ in range(_DEFAULT_DOMAINS):
+            try:
+                if plan.metered is None:
+                    result = plan.program.eval(data={"device": device})
+                else:
+                    result = _metered_eval(plan.metered, plan.budget, device)
+            except RuntimeError as err:  # a Status, not a CEL error value
+                raise SelectorError(_status_wording(str(err), plan.metered is not None)) from None
+            kind = result.type().name()
+            if kind != "ERROR":
+                break
+            message = _cel_go_wording(str(result.value()))
+            domain = _missing_domain(message, by_domain, capacity_by_domain)
+            if domain is None:
+                raise SelectorError(message)
+            # Upstream's attribute and capacity maps give an empty map for a domain the device
+            # lacks (newStringInterfaceMapWithDefault): evaluate again with one in its place.
+            by_domain[domain] = {}
+            capacity_by_domain[domain] = {}
+        else:
+            raise SelectorError(message)
         if kind != "BOOL":
             raise SelectorError(
                 f"CEL result of type {_type_name(kind)} could not be converted to bool: "
                 "type conversion error"
             )
         return bool(result.value())
+
+
+#: Missing domains an evaluation fills in, one per pass, before its error stands.
+_DEFAULT_DOMAINS = 8
+_NO_SUCH_KEY = "no such key: "
+
+
+def _missing_domain(
+    message: str, attributes: Mapping[str, Any], capacity: Mapping[str, Any]
+) -> str | None:
+    """The key of a "no such key" error when it is not a domain the device has."""
+    if not message.startswith(_NO_SUCH_KEY):
+        return None
+    key = message[len(_NO_SUCH_KEY) :]
+    if key in attributes or key in capacity:
+        return None
+    return key
+
+
+def _metered_eval(program: Any, budget: float, device: dict[str, Any]) -> Any:
+    """cel-go's CostLimit: past the budget, the loops end and the evaluation fails."""
+    if budget < 0:
+        raise SelectorError(celcost.COST_EXCEEDED)
+    celcost.start(budget)
+    result = program.eval(data={"device": device})
+    if celcost.exceeded():
+        raise SelectorError(celcost.COST_EXCEEDED)
+    return result
+
+
+def _status_wording(message: str, metered: bool) -> str:
+    """cel-cpp stops any evaluation at 10000 comprehension iterations (RuntimeOptions'
+    comprehension_max_iterations, which the binding does not expose). That is upstream's
+    cost error when the expression's worst case is past the limit; else it is this
+    runtime's own limit (upstream would go on)."""
+    message = _STATUS.sub("", message).removesuffix(" [INTERNAL]")
+    if message == "Iteration budget exceeded":
+        return celcost.COST_EXCEEDED if metered else ITERATION_LIMIT_EXCEEDED
+    return _cel_go_wording(message)
 
 
 def _by_domain(
@@ -374,4 +471,27 @@ def compile_selector(expression: str) -> CompiledSelector:
     kind = checked.return_type().name()
     if kind not in ("BOOL", "DYN", "UNKNOWN", "ERROR"):
         raise SelectorError(f"must evaluate to bool or the unknown type, not {_type_name(kind)}")
-    return CompiledSelector(expression, checked)
+    return _plan(expression, checked, _LIMITS)
+
+
+_LIMITS = celcost.API_LIMITS
+
+
+def _plan(expression: str, program: Any, limits: celcost.Limits) -> CompiledSelector:
+    """Meter the expression only if its worst case under ``limits`` is past the limit."""
+    serialized = program.serialize()
+    cost = celcost.estimate(serialized, limits)
+    if cost.total <= CEL_SELECTOR_EXPRESSION_MAX_COST:
+        return CompiledSelector(expression, program, sized=cost.sized)
+    # An iteration past the limit on its own still charges it (an int64 constant).
+    ticks = {i: int(min(k, CEL_SELECTOR_EXPRESSION_MAX_COST + 1)) for i, k in cost.ticks.items()}
+    metered = _ENV.deserialize(celast.metered(serialized, ticks))
+    budget = CEL_SELECTOR_EXPRESSION_MAX_COST - cost.fixed
+    # Metered, it is charged for the sizes of each device's own values (never less).
+    return CompiledSelector(expression, program, metered, budget, sized=True)
+
+
+@lru_cache(maxsize=256)
+def _planned(expression: str, limits: celcost.Limits) -> CompiledSelector:
+    """The plan for one device's own sizes (rounded up to powers of two, so few plans)."""
+    return _plan(expression, compile_selector(expression).program, limits)

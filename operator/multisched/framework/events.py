@@ -13,6 +13,7 @@ from enum import IntEnum
 from typing import Any
 
 from multisched.cache import PodInfo
+from multisched.cache.dra import DEVICE_CLASS, RESOURCE_CLAIM, RESOURCE_SLICE
 from multisched.cache.volumes import (
     CSI_DRIVER,
     CSI_NODE,
@@ -102,9 +103,9 @@ _API_GROUPS = {
     CSI_STORAGE_CAPACITY: "storage.k8s.io/",
     STORAGE_CLASS: "storage.k8s.io/",
     VOLUME_ATTACHMENT: "storage.k8s.io/",
-    "ResourceClaim": "resource.k8s.io/",
-    "ResourceSlice": "resource.k8s.io/",
-    "DeviceClass": "resource.k8s.io/",
+    RESOURCE_CLAIM: "resource.k8s.io/",
+    RESOURCE_SLICE: "resource.k8s.io/",
+    DEVICE_CLASS: "resource.k8s.io/",
 }
 
 
@@ -223,6 +224,29 @@ STORAGE_EVENTS: dict[str, tuple[ClusterEvent, ClusterEvent]] = {
 #: kind -> its delete event, for the kinds whose deletion moves pods.
 STORAGE_DELETE_EVENTS: dict[str, ClusterEvent] = {VOLUME_ATTACHMENT: VOLUME_ATTACHMENT_DELETE}
 
+#: DRA events (labels: "resource.k8s.io/ResourceClaimAdd", ...). Deletions: a claim's (it
+#: frees devices) and a DeviceClass's (wildcard plugins watch it); upstream watches no
+#: ResourceSlice deletion, and no ResourceClaimTemplate at all.
+RESOURCE_CLAIM_ADD = ClusterEvent(RESOURCE_CLAIM, ADD)
+RESOURCE_CLAIM_UPDATE = ClusterEvent(RESOURCE_CLAIM, UPDATE)
+RESOURCE_CLAIM_DELETE = ClusterEvent(RESOURCE_CLAIM, DELETE)
+RESOURCE_SLICE_ADD = ClusterEvent(RESOURCE_SLICE, ADD)
+RESOURCE_SLICE_UPDATE = ClusterEvent(RESOURCE_SLICE, UPDATE)
+DEVICE_CLASS_ADD = ClusterEvent(DEVICE_CLASS, ADD)
+DEVICE_CLASS_UPDATE = ClusterEvent(DEVICE_CLASS, UPDATE)
+DEVICE_CLASS_DELETE = ClusterEvent(DEVICE_CLASS, DELETE)
+#: kind -> (its add event, its update event).
+DRA_EVENTS: dict[str, tuple[ClusterEvent, ClusterEvent]] = {
+    RESOURCE_CLAIM: (RESOURCE_CLAIM_ADD, RESOURCE_CLAIM_UPDATE),
+    RESOURCE_SLICE: (RESOURCE_SLICE_ADD, RESOURCE_SLICE_UPDATE),
+    DEVICE_CLASS: (DEVICE_CLASS_ADD, DEVICE_CLASS_UPDATE),
+}
+#: kind -> its delete event, for the kinds whose deletion moves pods.
+DRA_DELETE_EVENTS: dict[str, ClusterEvent] = {
+    RESOURCE_CLAIM: RESOURCE_CLAIM_DELETE,
+    DEVICE_CLASS: DEVICE_CLASS_DELETE,
+}
+
 _BY_LABEL = {
     e.label: e
     for e in (
@@ -241,6 +265,8 @@ _BY_LABEL = {
         NODE_DECLARED_FEATURE_CHANGE,
         *(e for pair in STORAGE_EVENTS.values() for e in pair),
         *STORAGE_DELETE_EVENTS.values(),
+        *(e for pair in DRA_EVENTS.values() for e in pair),
+        *DRA_DELETE_EVENTS.values(),
     )
 }
 

@@ -42,6 +42,35 @@ class ClusterClient(Protocol):
         and any other API error as an exception whose text is the server's message."""
         ...
 
+    async def update_claim_status(self, claim: dict[str, Any]) -> dict[str, Any]:
+        """PUT a ResourceClaim's status (resource.k8s.io/v1; its allocation and reservedFor,
+        as DynamicResources writes them, under ``metadata.resourceVersion``); returns the
+        stored claim. Errors as ``update_storage_object`` (a conflict has ``status`` 409)."""
+        ...
+
+    async def update_claim(self, claim: dict[str, Any]) -> dict[str, Any]:
+        """PUT a ResourceClaim (its finalizers); returns the stored claim. Errors as
+        ``update_claim_status``."""
+        ...
+
+    # -- DRA-backed extended resources (DynamicResources' special claim) --
+
+    async def create_claim(self, claim: dict[str, Any]) -> dict[str, Any]:
+        """POST a ResourceClaim (named from its ``metadata.generateName``); returns it as
+        stored (name, uid, resourceVersion). Errors as ``update_storage_object``'s."""
+        ...
+
+    async def delete_claim(self, claim: dict[str, Any]) -> None:
+        """DELETE a ResourceClaim; one already gone is fine. Errors as above."""
+        ...
+
+    async def set_extended_resource_claim_status(
+        self, pod: PodInfo, status: dict[str, Any]
+    ) -> None:
+        """Patch the pod's ``status.extendedResourceClaimStatus`` (the claim's name and the
+        container -> request mappings). Errors as above."""
+        ...
+
 
 class BindingConflict(Exception):
     """The API server refused the binding (404: pod gone, 409: already bound/changed).

@@ -15,6 +15,15 @@ STORAGE: dict[str, Resource] = {
     "VolumeAttachment": Resource("storage.k8s.io", "v1", "volumeattachments"),
 }
 
+#: Dynamic resource allocation (DynamicResources), by kind name. Every supported server
+#: (v1.35+) serves resource.k8s.io/v1; an older one does not, and its kinds read as none.
+DRA: dict[str, Resource] = {
+    "DeviceClass": Resource("resource.k8s.io", "v1", "deviceclasses"),
+    "ResourceClaim": Resource("resource.k8s.io", "v1", "resourceclaims"),
+    "ResourceClaimTemplate": Resource("resource.k8s.io", "v1", "resourceclaimtemplates"),
+    "ResourceSlice": Resource("resource.k8s.io", "v1", "resourceslices"),
+}
+
 #: scheduler-plugins' kinds (Coscheduling, CapacityScheduling), by kind name: optional,
 #: their CRDs may not be installed.
 GROUPS: dict[str, Resource] = {

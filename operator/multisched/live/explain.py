@@ -12,19 +12,25 @@ import random
 from typing import Any
 
 from multisched.cache import PodError, PodInfo
+from multisched.cache.dra import RESOURCE_CLAIM
 from multisched.config import ResolvedConfig
 from multisched.framework import Registry, WaitingPod
 from multisched.meta import object_key
 from multisched.scheduler import Outcome, Scheduler
 from multisched.scheduler.feed import EngineFeed
 from multisched.scheduler.introspect import EngineView, gang_line, quota_line
+from multisched.scheduler.sim_claims import write_claim
 from multisched.scheduler.sim_volumes import SimVolumeController
 from multisched.scheduler.simulate import (
     ClusterInput,
     InputError,
     Placement,
     SimulationResult,
+    create_sim_claim,
+    device_report,
+    extended_resource_claims,
     outcome_placement,
+    pre_enqueue_refusal,
     volume_report,
 )
 
@@ -41,6 +47,8 @@ class DryRunClient:
         #: Set by ``explain``: where the writes are played out.
         self.scheduler: Scheduler | None = None
         self.volumes: SimVolumeController | None = None
+        #: Pod key -> the ``status.extendedResourceClaimStatus`` PreBind would write.
+        self.extended_claim_status: dict[str, dict[str, Any]] = {}
 
     async def bind(self, pod: PodInfo, node_name: str) -> None:
         self.bound[pod.key] = node_name
@@ -63,6 +71,38 @@ class DryRunClient:
         for changed_kind, changed in changes:
             self.scheduler.feed.on_storage_object(changed_kind, changed)
         return changes[0][1]
+
+    async def update_claim_status(self, claim: dict[str, Any]) -> dict[str, Any]:
+        """Recorded, and stored in memory as simulate's (the binding cycle goes on)."""
+        return self._write_claim(claim, status_only=True)
+
+    async def update_claim(self, claim: dict[str, Any]) -> dict[str, Any]:
+        return self._write_claim(claim, status_only=False)
+
+    def _write_claim(self, claim: dict[str, Any], status_only: bool) -> dict[str, Any]:
+        self.storage_writes[f"{RESOURCE_CLAIM} {object_key(claim)}"] = claim
+        if self.scheduler is None:
+            return claim
+        stored = write_claim(EngineView.of(self.scheduler).dra, claim, status_only)
+        self.scheduler.feed.on_dra_object(RESOURCE_CLAIM, stored)
+        return stored
+
+    # -- DRA-backed extended resources: played out in memory, as simulate's --
+
+    async def create_claim(self, claim: dict[str, Any]) -> dict[str, Any]:
+        if self.scheduler is None:
+            return claim
+        view = EngineView.of(self.scheduler)
+        return create_sim_claim(self.scheduler.feed, view.dra, claim)
+
+    async def delete_claim(self, claim: dict[str, Any]) -> None:
+        if self.scheduler is not None:
+            self.scheduler.feed.on_dra_object(RESOURCE_CLAIM, claim, deleted=True)
+
+    async def set_extended_resource_claim_status(
+        self, pod: PodInfo, status: dict[str, Any]
+    ) -> None:
+        self.extended_claim_status[pod.key] = status
 
 
 class PodNotFound(LookupError):
@@ -118,8 +158,13 @@ async def explain(
         return Explanation(result, current, evaluated_all)
     scheduler.feed.on_pod(target)
     if await scheduler.schedule_next() is None:  # PreEnqueue held it back
-        gates = ", ".join(target.scheduling_gates) or "PreEnqueue"
-        placement = Placement(target, "Gated", message=f"waiting for scheduling gate(s): {gates}")
+        refusal = "" if target.scheduling_gates else pre_enqueue_refusal(scheduler, target)
+        if refusal:
+            placement = Placement(target, "Pending", message=refusal)
+        else:
+            gates = ", ".join(target.scheduling_gates) or "PreEnqueue"
+            message = f"waiting for scheduling gate(s): {gates}"
+            placement = Placement(target, "Gated", message=message)
         result.placements.append(placement)
         return Explanation(result, current, evaluated_all)
     held = scheduler.held_at_permit()
@@ -136,6 +181,9 @@ async def explain(
     placement.outcome = outcome
     if placement.status == "Scheduled" and target.volumes:
         placement.volumes = volume_report(target, EngineView.of(scheduler).volumes, client.volumes)
+    dra = EngineView.of(scheduler).dra
+    if placement.status == "Scheduled" and not dra.is_empty():
+        placement.devices = device_report(target, dra, extended_resource_claims(dra))
     if outcome.schedule is not None:
         evaluated_all = outcome.schedule.evaluated_nodes >= len(cluster.nodes)
     placement.message = _with_notes(scheduler, target, placement.message)

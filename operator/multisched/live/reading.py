@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from multisched.informer.kinds import GROUPS, STORAGE, WORKLOADS
+from multisched.informer.kinds import DRA, GROUPS, STORAGE, WORKLOADS
 from multisched.transport import (
     ApiClient,
     ApiError,
@@ -32,8 +32,9 @@ PRIORITY_CLASSES = Resource("scheduling.k8s.io", "v1", "priorityclasses")
 PDBS = Resource("policy", "v1", "poddisruptionbudgets")
 PROFILES = Resource("multisched.dev", "v1alpha1", "schedulerprofiles")
 
-#: Kinds that may be absent from a cluster (CRD not installed): read as none.
-OPTIONAL = frozenset({PROFILES, *GROUPS.values()})
+#: Kinds that may be absent from a cluster (CRD not installed; resource.k8s.io/v1 not
+#: served): read as none.
+OPTIONAL = frozenset({PROFILES, *GROUPS.values(), *DRA.values()})
 
 #: Finished pods hold no resources; the operator drops them too (upstream's informer filter).
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
@@ -54,8 +55,8 @@ class LiveCluster:
     priority_classes: list[dict[str, Any]] = field(default_factory=list)
     pdbs: list[dict[str, Any]] = field(default_factory=list)
     profiles: list[dict[str, Any]] = field(default_factory=list)
-    #: Storage objects, PodGroups and ElasticQuotas, Services and pod controllers, by kind
-    #: (``STORAGE``'s, ``GROUPS``' and ``WORKLOADS``' keys).
+    #: Storage objects, DRA objects, PodGroups and ElasticQuotas, Services and pod
+    #: controllers, by kind (``STORAGE``'s, ``DRA``'s, ``GROUPS``' and ``WORKLOADS``' keys).
     storage: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     #: Kinds that could not be read (forbidden, not served): one line each, for stderr.
     warnings: list[str] = field(default_factory=list)
@@ -122,11 +123,11 @@ async def list_kind(
 async def read_cluster(api_client: ApiClient) -> LiveCluster:
     """Every object scheduling reads, listed concurrently; finished pods are left out.
 
-    Storage, group and workload kinds the account may not list (or the cluster does not
+    Storage, DRA, group and workload kinds the account may not list (or the cluster does not
     serve) are read as none, with a warning: the pods without volumes are still explained
     right."""
     kinds = (NODES, PODS, NAMESPACES, PRIORITY_CLASSES, PDBS, PROFILES)
-    storage_kinds = [*STORAGE.items(), *GROUPS.items(), *WORKLOADS.items()]
+    storage_kinds = [*STORAGE.items(), *DRA.items(), *GROUPS.items(), *WORKLOADS.items()]
     results = await asyncio.gather(
         *(list_kind(api_client, r) for r in kinds),
         *(list_kind(api_client, r) for _, r in storage_kinds),
@@ -161,6 +162,8 @@ async def read_cluster(api_client: ApiClient) -> LiveCluster:
 def _judged_without(kind: str) -> str:
     if kind in WORKLOADS:
         return f"default topology spreading is judged without {kind}s"
+    if kind in DRA:
+        return f"pods with resource claims are judged without {kind}s"
     what = "gangs and quotas" if kind in GROUPS else "volumes"
     return f"{what} are judged without {kind}s"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from multisched.informer.kinds import GROUPS, STORAGE, WORKLOADS
+from multisched.informer.kinds import DRA, GROUPS, STORAGE, WORKLOADS
 from multisched.validation.workloads import template_labels
 
 from .reading import LiveCluster
@@ -140,8 +140,9 @@ def slim_profile(raw: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def slim_storage(kind: str, raw: Mapping[str, Any]) -> dict[str, Any]:
-    """A storage object as listed, less its managedFields: the volume plugins read most of
-    it (specs, statuses, annotations), and there are few of them."""
+    """A storage or DRA object as listed, less its managedFields: the volume plugins and
+    DynamicResources read most of it (specs, statuses - a claim's allocation -,
+    annotations), and there are few of them."""
     meta = {k: v for k, v in (raw.get("metadata") or {}).items() if k != "managedFields"}
     out = {k: v for k, v in raw.items() if k not in ("metadata", "apiVersion", "kind")}
     return {"apiVersion": _api_version(kind), "kind": kind, "metadata": meta, **out}
@@ -166,8 +167,8 @@ def _slim_listed(kind: str, raw: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _api_version(kind: str) -> str:
-    """Of a storage, scheduler-plugins' or workload kind (LIST items omit it)."""
-    resource = STORAGE.get(kind) or GROUPS.get(kind) or WORKLOADS[kind]
+    """Of a storage, DRA, scheduler-plugins' or workload kind (LIST items omit it)."""
+    resource = STORAGE.get(kind) or DRA.get(kind) or GROUPS.get(kind) or WORKLOADS[kind]
     return f"{resource.group}/{resource.version}" if resource.group else resource.version
 
 
@@ -221,7 +222,7 @@ def raw_documents(cluster: LiveCluster) -> list[dict[str, Any]]:
             obj["kind"] = kind
             if kind == "SchedulerProfile":
                 obj.setdefault("apiVersion", "multisched.dev/v1alpha1")
-            elif kind in STORAGE or kind in GROUPS or kind in WORKLOADS:
+            elif kind in STORAGE or kind in DRA or kind in GROUPS or kind in WORKLOADS:
                 obj.setdefault("apiVersion", _api_version(kind))
             out.append(obj)
     return out

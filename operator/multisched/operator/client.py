@@ -203,6 +203,74 @@ class KubeClient:
         except (Unreachable, NotSent) as exc:
             raise scheduler_error(exc) from None
 
+    # -- DRA-backed extended resources: the special ResourceClaim and the pod's status ----
+
+    async def create_claim(self, claim: dict[str, Any]) -> dict[str, Any]:
+        """POST the claim DynamicResources makes for a pod's extended resources."""
+        namespace = (claim.get("metadata") or {}).get("namespace")
+        try:
+            return await self.api.request(
+                "POST",
+                f"/apis/resource.k8s.io/v1/namespaces/{namespace}/resourceclaims",
+                claim,
+                guard=self._guard,
+                kind="resource claims",
+            )
+        except (Unreachable, NotSent) as exc:
+            raise scheduler_error(exc) from None
+
+    async def delete_claim(self, claim: dict[str, Any]) -> None:
+        """DELETE that claim (its uid as precondition); 404: already gone."""
+        meta = claim.get("metadata") or {}
+        body: dict[str, Any] = {"apiVersion": "v1", "kind": "DeleteOptions"}
+        if meta.get("uid"):
+            body["preconditions"] = {"uid": meta["uid"]}
+        path = (
+            f"/apis/resource.k8s.io/v1/namespaces/{meta.get('namespace')}/resourceclaims/"
+            f"{meta.get('name')}"
+        )
+        try:
+            await self.api.request("DELETE", path, body, guard=self._guard, kind="resource claims")
+        except (Unreachable, NotSent) as exc:
+            raise scheduler_error(exc) from None
+        except ApiError as exc:
+            if exc.status != 404:
+                raise
+
+    async def set_extended_resource_claim_status(
+        self, pod: PodInfo, status: dict[str, Any]
+    ) -> None:
+        """Strategic-merge ``status.extendedResourceClaimStatus`` into the pod."""
+        try:
+            await self.writes.patch_pod_status(
+                pod.namespace, pod.name, {"extendedResourceClaimStatus": status}
+            )
+        except (Unreachable, NotSent) as exc:
+            raise scheduler_error(exc) from None
+
+    async def update_claim_status(self, claim: dict[str, Any]) -> dict[str, Any]:
+        """PUT a ResourceClaim's status (DynamicResources' allocation and reservedFor); a
+        409 means it changed since it was read: DynamicResources reads it again."""
+        return await self._put_claim(claim, "/status")
+
+    async def update_claim(self, claim: dict[str, Any]) -> dict[str, Any]:
+        """PUT a ResourceClaim (DynamicResources' finalizer)."""
+        return await self._put_claim(claim, "")
+
+    async def _put_claim(self, claim: dict[str, Any], sub: str) -> dict[str, Any]:
+        meta = claim.get("metadata") or {}
+        path = (
+            f"/apis/resource.k8s.io/v1/namespaces/{meta.get('namespace')}/resourceclaims/"
+            f"{meta.get('name')}{sub}"
+        )
+        body = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", **claim}
+        try:
+            return await self.api.request(
+                "PUT", path, body, guard=self._guard, kind="resource claim updates"
+            )
+        except (Unreachable, NotSent) as exc:
+            raise scheduler_error(exc) from None
+
     # -- SchedulingEvents (queued: these never wait for the API server) --------------------
 
     async def scheduled(self, profile: str, pod: PodInfo, node_name: str) -> None:

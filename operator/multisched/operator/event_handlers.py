@@ -1,7 +1,7 @@
 """The event handlers: what the cluster's watches bring, turned into calls of the engine.
 
 As upstream's ``eventhandlers.go``: each watch event of a pod, node, namespace, PDB,
-storage object, PodGroup or ElasticQuota becomes calls of ``EngineFeed``
+storage or DRA object, PodGroup or ElasticQuota becomes calls of ``EngineFeed``
 (scheduler/feed.py), the narrow interface ``simulate`` and ``explain`` feed the engine
 through too. Events come by two routes, one meaning each:
 
@@ -9,9 +9,10 @@ through too. Events come by two routes, one meaning each:
   when their schedulerName is served; of the others only the identity is kept
   (other_schedulers.py), and they are listed again if a SchedulerProfile takes that name.
 - The intake's informers bring assigned pods, nodes, namespaces, PDBs, the storage
-  objects the volume plugins read, and the Services and pod controllers whose selectors
-  PodTopologySpread's default constraints use: what the engine counts. Bound pods are kept
-  compact (the plugins' slots and the pod's identity).
+  objects the volume plugins read, the DRA objects DynamicResources reads, and the
+  Services and pod controllers whose selectors PodTopologySpread's default constraints
+  use: what the engine counts. Bound pods are kept compact (the plugins' slots and the
+  pod's identity).
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from functools import partial
 from typing import Any
 
 from multisched.cache import NodeError, PodError, PodInfo
-from multisched.informer.kinds import GROUPS, STORAGE, WORKLOADS
+from multisched.cache.dra import RESOURCE_CLAIM_TEMPLATE
+from multisched.informer.kinds import DRA, GROUPS, STORAGE, WORKLOADS
 from multisched.scheduler.feed import EngineFeed
 from multisched.transport import ApiError, TransportError
 
@@ -42,10 +44,19 @@ DEFAULT_SCHEDULER_NAME = "default-scheduler"
 _VOLATILE_METADATA = frozenset({"resourceVersion", "generation", "managedFields", "finalizers"})
 
 
+#: Status fields that are scheduling properties (upstream ``PodSchedulingPropertiesChange``:
+#: ``UpdatePodGeneratedResourceClaim``): the claims generated for the pod are named there.
+_SCHEDULING_STATUS = ("resourceClaimStatuses", "extendedResourceClaimStatus")
+
+
 def _pod_updated(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
     """Whether anything but the status and bookkeeping changed (our own PodScheduled
-    patches come back as updates and must not count as "the pod may fit now")."""
+    patches come back as updates and must not count as "the pod may fit now"), or the
+    status names other generated claims (DynamicResources waits for that)."""
     if old.get("spec") != new.get("spec"):
+        return True
+    old_status, new_status = old.get("status") or {}, new.get("status") or {}
+    if any(old_status.get(f) != new_status.get(f) for f in _SCHEDULING_STATUS):
         return True
     old_meta, new_meta = old.get("metadata") or {}, new.get("metadata") or {}
     keys = (set(old_meta) | set(new_meta)) - _VOLATILE_METADATA
@@ -103,6 +114,15 @@ class ClusterEventHandlers:
                 for kind, resource in STORAGE.items()
             ),
             *(
+                # Optional: a server that does not serve resource.k8s.io/v1 has no DRA
+                # objects (its pods with claims wait, as they would for a missing claim).
+                # Templates are not watched: kube-scheduler neither reads them nor may list
+                # them (the resourceclaim controller makes claims of them).
+                Feed(resource, self._dra_upsert(kind), self._dra_delete(kind), optional=True)
+                for kind, resource in DRA.items()
+                if kind != RESOURCE_CLAIM_TEMPLATE
+            ),
+            *(
                 Feed(resource, self._group_upsert(kind), self._group_delete(kind), optional=True)
                 for kind, resource in GROUPS.items()
             ),
@@ -143,6 +163,19 @@ class ClusterEventHandlers:
     def _storage_delete(self, kind: str) -> Callable[[dict[str, Any]], None]:
         def delete(body: dict[str, Any]) -> None:
             self.engine.on_storage_object_deleted(kind, body)
+
+        return delete
+
+    def _dra_upsert(self, kind: str) -> Callable[[dict[str, Any]], None]:
+        def upsert(body: dict[str, Any]) -> None:
+            # A claim is written back (PreBind's status PUT): no field history.
+            self.engine.on_dra_object(kind, _without_managed_fields(body))
+
+        return upsert
+
+    def _dra_delete(self, kind: str) -> Callable[[dict[str, Any]], None]:
+        def delete(body: dict[str, Any]) -> None:
+            self.engine.on_dra_object(kind, body, deleted=True)
 
         return delete
 

@@ -90,7 +90,7 @@ class Executor:
         self, c: Candidate, preemptor: PodInfo, victims: list[PodInfo]
     ) -> None:
         start = time.perf_counter()
-        failed = in_memory = False
+        failed = in_memory = already_gone = False
         uid = preemptor.uid
         try:
             # Lower-priority pods nominated here may no longer fit: let them look elsewhere
@@ -105,6 +105,11 @@ class Executor:
                 failed = not all(done)
             if not failed:
                 last = victims[-1]
+                # Gone already (another preemptor's victim too): its deletion event came
+                # while this preemptor was gated, as the others' may have, and none is left
+                # to wake it. (Upstream races the same way; asyncio handles a watch event
+                # before the delete's response often enough to strand the preemptor.)
+                already_gone = self._in_cluster(last) is None
                 self._last_victims[uid] = last
                 outcome = await self._preempt_logged(c, preemptor, last, in_memory=True)
                 failed = outcome is False
@@ -112,9 +117,10 @@ class Executor:
         finally:
             self._preempting.discard(uid)
             self._last_victims.pop(uid, None)
-        if failed or in_memory:
-            # No deletion event will wake the preemptor (none was sent, or the last victim
-            # left only the scheduler's memory): it must not wait in the pool for one.
+        if failed or in_memory or already_gone:
+            # No deletion event will wake the preemptor (none was sent, the last victim
+            # left only the scheduler's memory, or it had left the cluster before): it must
+            # not wait in the pool for one.
             self._handle.activate([preemptor])
         result = RESULT_ERROR if failed else RESULT_SUCCESS
         self._handle.recorder.preemption_goroutine(result, time.perf_counter() - start)

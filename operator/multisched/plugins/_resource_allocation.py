@@ -95,6 +95,15 @@ def is_extended_resource_name(name: str) -> bool:
     return not is_qualified_name("requests." + name)
 
 
+#: ``resourceapi.ResourceDeviceClassPrefix``: every DeviceClass's implicit extended resource.
+DEVICE_CLASS_RESOURCE_PREFIX = "deviceclass.resource.kubernetes.io/"
+
+
+def is_dra_extended_resource_name(name: str) -> bool:
+    """``schedutil.IsDRAExtendedResourceName``: a name a DeviceClass may back."""
+    return name.startswith(DEVICE_CLASS_RESOURCE_PREFIX) or is_extended_resource_name(name)
+
+
 @lru_cache(maxsize=1024)
 def is_scalar_resource_name(name: str) -> bool:
     """``schedutil.IsScalarResourceName``: the names kept in ``Resource.ScalarResources``."""
@@ -158,11 +167,18 @@ def score_entries(specs: Sequence[ResourceSpecTuple], requests: Sequence[int]) -
     )
 
 
-def usage(entries: Sequence[Entry], node: NodeInfo) -> list[tuple[int, int, int]]:
+#: (resource, node) -> (devices, devices allocated) of the DeviceClass backing it.
+DeviceTotals = Callable[[str, NodeInfo], tuple[int, int]]
+
+
+def usage(
+    entries: Sequence[Entry], node: NodeInfo, devices: DeviceTotals | None = None
+) -> list[tuple[int, int, int]]:
     """``calculateResourceAllocatableRequest`` per entry as (weight, requested, allocatable).
 
     Requested includes the incoming pod; resources the node has none of are left out, as
-    upstream skips zero allocatable.
+    upstream skips zero allocatable. ``devices`` counts an extended resource the node does
+    not advertise from the devices of its DeviceClass (DRAExtendedResource).
     """
     alloc = node.allocatable
     used = node.requested
@@ -181,6 +197,10 @@ def usage(entries: Sequence[Entry], node: NodeInfo) -> list[tuple[int, int, int]
         else:
             cap = alloc.scalar.get(name, 0)
             total = used.scalar.get(name, 0) + req
+            if cap == 0 and devices is not None:
+                count, allocated = devices(name, node)
+                if count > 0:
+                    cap, total = count, allocated + req
         if cap != 0:
             out.append((weight, total, cap))
     return out
@@ -231,6 +251,32 @@ def _allocation_scorer(most: bool) -> Scorer:
 least_allocated = _allocation_scorer(most=False)
 most_allocated = _allocation_scorer(most=True)
 
+#: A scorer over ``usage``'s (weight, requested, allocatable) triples.
+UsageScorer = Callable[[Sequence[tuple[int, int, int]]], int]
+
+
+def _allocation_usage_scorer(most: bool) -> UsageScorer:
+    """``_allocation_scorer``'s arithmetic over ``usage`` (the path that counts devices)."""
+
+    def scorer(used: Sequence[tuple[int, int, int]]) -> int:
+        node_score = weight_sum = 0
+        for weight, requested, capacity in used:
+            if most:
+                score = min(requested, capacity) * MAX_NODE_SCORE // capacity
+            elif requested <= capacity:
+                score = (capacity - requested) * MAX_NODE_SCORE // capacity
+            else:
+                score = 0
+            node_score += score * weight
+            weight_sum += weight
+        return node_score // weight_sum if weight_sum else 0
+
+    return scorer
+
+
+least_allocated_usage = _allocation_usage_scorer(most=False)
+most_allocated_usage = _allocation_usage_scorer(most=True)
+
 
 def _go_div(a: int, b: int) -> int:
     """Integer division truncated toward zero, as Go's ``/`` on int64."""
@@ -272,18 +318,26 @@ def scaled_utilization(requested: int, capacity: int) -> int:
 
 
 def requested_to_capacity_ratio(shape: Sequence[tuple[int, int]]) -> Scorer:
-    """``requestedToCapacityRatioScorer``; shape scores are scaled from 0..10 to 0..100.
+    """``requestedToCapacityRatioScorer``; shape scores are scaled from 0..10 to 0..100."""
+    from_usage = requested_to_capacity_ratio_usage(shape)
 
-    Utilization is an int in [0, 100], so the broken linear function is tabulated once.
-    """
+    def scorer(entries: Sequence[Entry], node: NodeInfo) -> int:
+        return from_usage(usage(entries, node))
+
+    return scorer
+
+
+def requested_to_capacity_ratio_usage(shape: Sequence[tuple[int, int]]) -> UsageScorer:
+    """``requested_to_capacity_ratio`` over ``usage``'s triples. Utilization is an int in
+    [0, 100], so the broken linear function is tabulated once."""
     raw = broken_linear(
         [(util, score * (MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE)) for util, score in shape]
     )
     table = [raw(p) for p in range(MAX_UTILIZATION + 1)]
 
-    def scorer(entries: Sequence[Entry], node: NodeInfo) -> int:
+    def scorer(used: Sequence[tuple[int, int, int]]) -> int:
         node_score = weight_sum = 0
-        for weight, requested, capacity in usage(entries, node):
+        for weight, requested, capacity in used:
             # requested > capacity scores as full utilization, like scaledUtilization's clamp.
             score = table[scaled_utilization(requested, capacity)]
             if score > 0:

@@ -8,19 +8,21 @@ PreScore resolves the pod's scoring requests for the configured strategy
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from multisched.cache import NodeInfo, PodInfo, Snapshot
+from multisched.cache.dra import DEVICE_CLASS, DEVICE_CLASS_RESOURCE_PREFIX
 from multisched.framework import Code, CycleState, Handle, PreFilterResult, Status
 from multisched.framework.events import (
     ADD,
     DELETE,
     NODE,
     POD,
+    UPDATE,
     UPDATE_NODE_ALLOCATABLE,
     UPDATE_POD_SCALE_DOWN,
     ClusterEvent,
@@ -29,7 +31,9 @@ from multisched.framework.events import (
 )
 
 from ._batch import failing, snapshot_of
+from ._device_totals import DeviceTotals, device_totals
 from ._fit_hints import (
+    Backed,
     any_requested_resource_increased,
     fits_empty_node,
     relevant_resources_decreased,
@@ -39,6 +43,7 @@ from ._hints import is_assigned, is_target_pod
 from ._label_validation import aggregate, invalid, label_name_errors, not_supported, required
 from ._node_values import NodeValues
 from ._resource_allocation import (
+    KIND_SCALAR,
     LEAST_ALLOCATED,
     MOST_ALLOCATED,
     REQUESTED_TO_CAPACITY_RATIO,
@@ -47,19 +52,29 @@ from ._resource_allocation import (
     NullableList,
     ResourceSpec,
     Scorer,
+    UsageScorer,
     default_resources,
     is_extended_resource_name,
     is_scalar_resource_name,
     least_allocated,
     least_allocated_nodes,
+    least_allocated_usage,
     most_allocated,
+    most_allocated_usage,
     pod_requests,
     requested_to_capacity_ratio,
+    requested_to_capacity_ratio_usage,
     resolve_specs,
     score_entries,
+    usage,
 )
 
 NAME = "NodeResourcesFit"
+#: Extended resources a DeviceClass backs are left to DynamicResources (DRAExtendedResource).
+#: Off until DynamicResources allocates them (its special claim is not wired yet, issue 42):
+#: until then such a pod waits with "Insufficient <resource>" rather than being bound to a
+#: node with no device allocated for it.
+DRA_EXTENDED_RESOURCES = False
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
 
@@ -166,10 +181,11 @@ class PreFilterState:
     """The checks Filter makes for this pod (upstream ``preFilterState``, pre-digested).
 
     ``scalars`` holds (name, request, reason) for every scalar request that is non-zero and
-    not ignored; ``checks`` is false when only the pod count matters.
+    not ignored; ``checks`` is false when only the pod count matters. ``backed`` names the
+    scalars a DeviceClass backs: a node that does not advertise one leaves it to DRA.
     """
 
-    __slots__ = ("checks", "ephemeral_storage", "memory", "milli_cpu", "scalars")
+    __slots__ = ("backed", "checks", "ephemeral_storage", "memory", "milli_cpu", "scalars")
 
     def __init__(
         self,
@@ -177,21 +193,25 @@ class PreFilterState:
         memory: int,
         ephemeral_storage: int,
         scalars: tuple[tuple[str, int, str], ...],
+        backed: frozenset[str] = frozenset(),
     ) -> None:
         self.milli_cpu = milli_cpu
         self.memory = memory
         self.ephemeral_storage = ephemeral_storage
         self.scalars = scalars
+        self.backed = backed
         self.checks = bool(milli_cpu > 0 or memory > 0 or ephemeral_storage > 0 or scalars)
 
 
 class PreScoreState:
-    """The pod's scoring requests for the configured resources (upstream ``preScoreState``)."""
+    """The pod's scoring requests for the configured resources (upstream ``preScoreState``);
+    ``devices`` counts the extended resources DRA provides (None: none is scored)."""
 
-    __slots__ = ("entries",)
+    __slots__ = ("devices", "entries")
 
-    def __init__(self, entries: tuple[Entry, ...]) -> None:
+    def __init__(self, entries: tuple[Entry, ...], devices: DeviceTotals | None = None) -> None:
         self.entries = entries
+        self.devices = devices
 
 
 # -- plugin ----------------------------------------------------------------------------------
@@ -208,14 +228,19 @@ class NodeResourcesFit:
         strategy = args.scoring_strategy
         self._specs = resolve_specs(strategy.resources, use_requested=False)
         self._scorer: Scorer
+        #: The same strategy over ``usage``, for nodes scored by their devices.
+        self._usage_scorer: UsageScorer
         if strategy.type == MOST_ALLOCATED:
             self._scorer = most_allocated
+            self._usage_scorer = most_allocated_usage
         elif strategy.type == REQUESTED_TO_CAPACITY_RATIO:
             param = strategy.requested_to_capacity_ratio
-            shape = param.shape if param is not None else []
-            self._scorer = requested_to_capacity_ratio([(p.utilization, p.score) for p in shape])
+            shape = [(p.utilization, p.score) for p in (param.shape if param is not None else [])]
+            self._scorer = requested_to_capacity_ratio(shape)
+            self._usage_scorer = requested_to_capacity_ratio_usage(shape)
         else:
             self._scorer = least_allocated
+            self._usage_scorer = least_allocated_usage
         self._handle = handle
         #: Scores and the filter's screen per request, kept while a node is unchanged.
         self._scores: NodeValues[int] = NodeValues()
@@ -230,7 +255,8 @@ class NodeResourcesFit:
 
     def events_to_register(self) -> tuple[ClusterEventWithHint, ...]:
         # Room frees up when a pod goes or a bound pod shrinks (InPlacePodVerticalScaling,
-        # GA), or a node comes or grows; or the pod itself asks for less.
+        # GA), or a node comes or grows; or the pod itself asks for less. A DeviceClass
+        # that comes or changes may back an extended resource no node advertises.
         return (
             ClusterEventWithHint(
                 ClusterEvent(POD, DELETE), is_schedulable_after_assigned_pod_delete
@@ -238,6 +264,9 @@ class NodeResourcesFit:
             ClusterEventWithHint(
                 ClusterEvent(NODE, ADD | UPDATE_NODE_ALLOCATABLE),
                 self.is_schedulable_after_node_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(DEVICE_CLASS, ADD | UPDATE), is_schedulable_after_device_class_event
             ),
             ClusterEventWithHint(
                 ClusterEvent(POD, UPDATE_POD_SCALE_DOWN),
@@ -253,11 +282,28 @@ class NodeResourcesFit:
     ) -> QueueingHint:
         """Upstream ``isSchedulableAfterNodeChange``: the pod fits the node's allocatable,
         and the node is new or grew in something the pod asks for."""
-        if not fits_empty_node(pod, new, self._ignored):
+        backed = self._backed()
+        if not fits_empty_node(pod, new, self._ignored, backed):
             return QueueingHint.QUEUE_SKIP
-        if old is not None and not any_requested_resource_increased(pod, old, new):
+        if old is not None and not any_requested_resource_increased(pod, old, new, backed):
             return QueueingHint.QUEUE_SKIP
         return QueueingHint.QUEUE
+
+    def requests_devices(self, pod: PodInfo) -> bool:
+        """Upstream ``SignPod``'s refusal: the pod asks for an extended resource a
+        DeviceClass backs (its devices are allocated per pod, so no batch may share them)."""
+        resolve = self._backed()
+        return resolve is not None and any(
+            qty != 0 and resolve(name) is not None for name, qty in pod.requests.scalar.items()
+        )
+
+    def _backed(self) -> Backed:
+        """The DRA store's DeviceClass lookup; None when no DRA object exists, or for a
+        plugin built without a handle (upstream's nil draManager: nothing is delegated)."""
+        if self._handle is None or not DRA_EXTENDED_RESOURCES:
+            return None
+        dra = self._handle.snapshot.dra
+        return None if dra.is_empty() else dra.device_class_for_extended_resource
 
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
@@ -275,7 +321,11 @@ class NodeResourcesFit:
             for name, qty in req.scalar.items()
             if qty != 0 and is_scalar_resource_name(name) and not self._ignored(name)
         )
-        return PreFilterState(req.milli_cpu, req.memory, req.ephemeral_storage, scalars)
+        backed: frozenset[str] = frozenset()
+        resolve = self._backed() if scalars else None
+        if resolve is not None:
+            backed = frozenset(name for name, _, _ in scalars if resolve(name) is not None)
+        return PreFilterState(req.milli_cpu, req.memory, req.ephemeral_storage, scalars, backed)
 
     def _ignored(self, name: str) -> bool:
         """Only extended resources can be ignored, by name or by their domain prefix."""
@@ -346,18 +396,33 @@ class NodeResourcesFit:
     def pre_score(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> Status | None:
-        state.write(PRE_SCORE_STATE_KEY, PreScoreState(self._entries(pod)))
+        state.write(PRE_SCORE_STATE_KEY, self._pre_score_state(pod))
         return None
+
+    def _pre_score_state(self, pod: PodInfo) -> PreScoreState:
+        entries = self._entries(pod)
+        devices = None
+        if self._handle is not None and any(kind == KIND_SCALAR for kind, _, _, _ in entries):
+            devices = device_totals(self._handle.snapshot.dra, entries)
+        return PreScoreState(entries, devices)
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
         s: PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)
-        entries = s.entries if s is not None else self._entries(pod)
-        return self._scorer(entries, node)
+        if s is None:
+            s = self._pre_score_state(pod)
+        if s.devices is not None:
+            return self._usage_scorer(usage(s.entries, node, s.devices))
+        return self._scorer(s.entries, node)
 
     def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[int]:
         """``score`` for every node at once (the framework's batch path)."""
         s: PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)
-        entries = s.entries if s is not None else self._entries(pod)
+        if s is None:
+            s = self._pre_score_state(pod)
+        if s.devices is not None:
+            # Not kept per node: claims take devices without changing any Node.
+            return [self._usage_scorer(usage(s.entries, n, s.devices)) for n in nodes]
+        entries = s.entries
         return self._scores.values(
             self._snapshot(), entries, nodes, partial(self._score_nodes, entries)
         )
@@ -409,9 +474,12 @@ def _insufficient(s: PreFilterState, node: NodeInfo) -> Verdict | None:
         alloc_scalar = alloc.scalar
         used_scalar = used.scalar
         for name, qty, reason in s.scalars:
-            if qty > alloc_scalar.get(name, 0) - used_scalar.get(name, 0):
+            capacity = alloc_scalar.get(name, 0)
+            if qty > capacity - used_scalar.get(name, 0):
+                if capacity <= 0 and name in s.backed:
+                    continue  # DynamicResources allocates it from devices
                 reasons.append(reason)
-                unresolvable |= qty > alloc_scalar.get(name, 0)
+                unresolvable |= qty > capacity
     return (unresolvable, tuple(reasons)) if reasons else None
 
 
@@ -439,6 +507,28 @@ def is_schedulable_after_assigned_pod_delete(
     """Upstream ``isSchedulableAfterAssignedPodDelete``: any bound or nominated pod's
     going frees room somewhere."""
     return QueueingHint.QUEUE if is_assigned(old) else QueueingHint.QUEUE_SKIP
+
+
+def is_schedulable_after_device_class_event(
+    pod: PodInfo, old: Mapping[str, Any] | None, new: Mapping[str, Any]
+) -> QueueingHint:
+    """Upstream ``isSchedulableAfterDeviceClassEvent``: the class (now) backs an extended
+    resource the pod asks for, by its extendedResourceName or, when added, its implicit
+    name."""
+    if not isinstance(new, Mapping) or not isinstance(old, Mapping | None):
+        raise TypeError(f"unexpected objects for a DeviceClass event: {old!r}, {new!r}")
+    name = (new.get("spec") or {}).get("extendedResourceName")
+    requested = pod.requests.scalar
+    if old is not None:
+        if ((old.get("spec") or {}).get("extendedResourceName") or "") == (name or ""):
+            return QueueingHint.QUEUE_SKIP
+    elif (
+        DEVICE_CLASS_RESOURCE_PREFIX + str((new.get("metadata") or {}).get("name", "")) in requested
+    ):
+        return QueueingHint.QUEUE
+    if name is not None and name in requested:
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE_SKIP
 
 
 def is_schedulable_after_assigned_pod_scale_down(

@@ -89,7 +89,11 @@ def in_tree_plugins() -> list[type[Plugin]]:
 # tests, which hold them to the registry: a table per point's Protocol, each plugin in the
 # tables of the points the registry reads from its methods and in no other.
 
-PRE_ENQUEUE: tuple[type[PreEnqueuePlugin], ...] = (DefaultPreemption, SchedulingGates)
+PRE_ENQUEUE: tuple[type[PreEnqueuePlugin], ...] = (
+    DefaultPreemption,
+    DynamicResources,
+    SchedulingGates,
+)
 QUEUE_SORT: tuple[type[QueueSortPlugin], ...] = (Coscheduling, PrioritySort)
 PRE_FILTER: tuple[type[PreFilterPlugin], ...] = (
     CapacityScheduling,
@@ -107,6 +111,7 @@ PRE_FILTER: tuple[type[PreFilterPlugin], ...] = (
     VolumeZone,
 )
 FILTER: tuple[type[FilterPlugin], ...] = (
+    DynamicResources,
     InterPodAffinity,
     NodeAffinity,
     NodeDeclaredFeatures,
@@ -125,6 +130,7 @@ POST_FILTER: tuple[type[PostFilterPlugin], ...] = (
     CapacityScheduling,
     Coscheduling,
     DefaultPreemption,
+    DynamicResources,
 )
 PRE_SCORE: tuple[type[PreScorePlugin], ...] = (
     InterPodAffinity,
@@ -136,6 +142,7 @@ PRE_SCORE: tuple[type[PreScorePlugin], ...] = (
     VolumeBinding,
 )
 SCORE: tuple[type[ScorePlugin], ...] = (
+    DynamicResources,
     ImageLocality,
     InterPodAffinity,
     NodeAffinity,
@@ -145,9 +152,14 @@ SCORE: tuple[type[ScorePlugin], ...] = (
     TaintToleration,
     VolumeBinding,
 )
-RESERVE: tuple[type[ReservePlugin], ...] = (CapacityScheduling, Coscheduling, VolumeBinding)
+RESERVE: tuple[type[ReservePlugin], ...] = (
+    CapacityScheduling,
+    Coscheduling,
+    DynamicResources,
+    VolumeBinding,
+)
 PERMIT: tuple[type[PermitPlugin], ...] = (Coscheduling,)
-PRE_BIND: tuple[type[PreBindPlugin], ...] = (VolumeBinding,)
+PRE_BIND: tuple[type[PreBindPlugin], ...] = (DynamicResources, VolumeBinding)
 BIND: tuple[type[BindPlugin], ...] = (DefaultBinder,)
 POST_BIND: tuple[type[PostBindPlugin], ...] = ()
 
@@ -186,6 +198,7 @@ BATCH_SCORE: tuple[type[BatchScorePlugin], ...] = (
     TaintToleration,
 )
 NORMALIZE_SCORE: tuple[type[NormalizeScorePlugin], ...] = (
+    DynamicResources,
     InterPodAffinity,
     NodeAffinity,
     PodTopologySpread,

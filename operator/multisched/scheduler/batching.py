@@ -144,7 +144,11 @@ def _image_names(pod: PodInfo) -> Any:
     return sorted({c.get("image") or "" for c in _containers(pod)})
 
 
-def _resources_signer(_pl: Any, pod: PodInfo) -> dict[str, Any] | None:
+def _resources_signer(pl: Any, pod: PodInfo) -> dict[str, Any] | None:
+    # "signature disabled when dra extended resources are used in the cluster"
+    requests_devices = getattr(pl, "requests_devices", None)
+    if requests_devices is not None and requests_devices(pod):
+        return None
     return {RESOURCES: _resources(pod)}
 
 
@@ -157,7 +161,8 @@ def _tolerations_signer(_pl: Any, pod: PodInfo) -> dict[str, Any] | None:
 
 
 def _dynamic_resources_signer(_pl: Any, pod: PodInfo) -> dict[str, Any] | None:
-    return None if _spec(pod).get("resourceClaims") else {}
+    # "pods with dra resource claims are not signable"
+    return None if pod.resource_claims else {}
 
 
 def _inter_pod_affinity_signer(pl: Any, pod: PodInfo) -> dict[str, Any] | None:

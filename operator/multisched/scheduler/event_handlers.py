@@ -1,6 +1,7 @@
 """What the cluster tells the engine (upstream ``eventhandlers.go``): pods, nodes,
-namespaces, PDBs, storage objects, PodGroups and ElasticQuotas in, each handed to the queue
-with the object before and after, for the hints of the plugins that rejected its pods.
+namespaces, PDBs, storage and DRA objects, PodGroups and ElasticQuotas in, each handed to
+the queue with the object before and after, for the hints of the plugins that rejected its
+pods.
 ``feed.EngineFeed`` is this surface; the operator, simulate and explain come in only through
 it (``Scheduler.feed``).
 The schedule-one path is scheduler.py's.
@@ -18,8 +19,11 @@ from multisched.framework.events import (
     ASSIGNED_POD_ADD,
     ASSIGNED_POD_DELETE,
     DELETE,
+    DRA_DELETE_EVENTS,
+    DRA_EVENTS,
     NODE_ADD,
     NODE_DELETE,
+    RESOURCE_CLAIM_UPDATE,
     STORAGE_DELETE_EVENTS,
     STORAGE_EVENTS,
     UPDATE,
@@ -53,6 +57,9 @@ class EventHandlers:
         self._profiles = profiles
         self._binding = binding
         self._failure = failure
+        # A claim the scheduler assumes (PreBind's write) or restores is an event too, as
+        # upstream's assume cache raises it: the pods waiting for that claim move.
+        cache.dra.on_claim_assumed = self._claim_assumed
 
     @property
     def profiles(self) -> Mapping[str, Framework]:
@@ -188,6 +195,33 @@ class EventHandlers:
             self.queue.move_all_to_active_or_backoff(add, new=raw)
         else:
             self.queue.move_all_to_active_or_backoff(update, old=old, new=raw)
+
+    def on_dra_object(self, kind: str, raw: dict[str, Any], deleted: bool = False) -> None:
+        """A DeviceClass, ResourceClaim, ResourceClaimTemplate or ResourceSlice was added,
+        changed or (``deleted``) deleted: pods DynamicResources (or NodeResourcesFit, for
+        a class's extended resource) rejected may fit now. Templates raise no event:
+        upstream watches none (the resourceclaim controller turns them into claims)."""
+        dra = self.cache.dra
+        old = dra.get(kind, object_key(raw))
+        if deleted:
+            dra.delete(kind, raw)
+            event = DRA_DELETE_EVENTS.get(kind)
+            if event is not None:
+                self.queue.move_all_to_active_or_backoff(event, old=old or raw)
+            return
+        if not dra.upsert(kind, raw):
+            return  # not newer than the claim the scheduler assumed: nothing changed
+        events = DRA_EVENTS.get(kind)
+        if events is None:
+            return
+        add, update = events
+        if old is None:
+            self.queue.move_all_to_active_or_backoff(add, new=raw)
+        else:
+            self.queue.move_all_to_active_or_backoff(update, old=old, new=raw)
+
+    def _claim_assumed(self, old: dict[str, Any], new: dict[str, Any]) -> None:
+        self.queue.move_all_to_active_or_backoff(RESOURCE_CLAIM_UPDATE, old=old, new=new)
 
     def on_group_object(self, kind: str, raw: dict[str, Any], deleted: bool = False) -> None:
         """A PodGroup or ElasticQuota was added, changed or deleted: the gang and quota

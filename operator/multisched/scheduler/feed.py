@@ -80,13 +80,18 @@ class EngineFeed(Protocol):
 
     def on_pdb_deleted(self, key: str) -> None: ...
 
-    # -- what the volume, gang and quota plugins read --------------------------------------
+    # -- what the volume, DRA, gang and quota plugins read ---------------------------------
 
     def on_storage_object(self, kind: str, raw: dict[str, Any]) -> None:
         """A PV, claim, StorageClass or CSI object was added or changed."""
         ...
 
     def on_storage_object_deleted(self, kind: str, raw: dict[str, Any]) -> None: ...
+
+    def on_dra_object(self, kind: str, raw: dict[str, Any], deleted: bool = False) -> None:
+        """A DeviceClass, ResourceClaim, ResourceClaimTemplate or ResourceSlice was added,
+        changed or (``deleted``) deleted."""
+        ...
 
     def on_group_object(self, kind: str, raw: dict[str, Any], deleted: bool = False) -> None:
         """A PodGroup or ElasticQuota was added, changed or (``deleted``) deleted."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from multisched.cache import Cache, GroupStore, PodInfo, Resource, VolumeStore
+from multisched.cache import Cache, DraStore, GroupStore, PodInfo, Resource, VolumeStore
 from multisched.cache.comparer import CacheDiff, compare
 from multisched.cache.groups import group_of
 from multisched.cache.resources import format_amount
@@ -102,6 +102,11 @@ class EngineView:
     def volumes(self) -> VolumeStore:
         """The PersistentVolumes, claims, StorageClasses and CSI objects the cache holds."""
         return self._cache.volumes
+
+    @property
+    def dra(self) -> DraStore:
+        """The DeviceClasses, ResourceClaims, templates and ResourceSlices the cache holds."""
+        return self._cache.dra
 
 
 def gang_line(scheduler: Scheduler, pod: PodInfo) -> str | None:

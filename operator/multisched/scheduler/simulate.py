@@ -8,12 +8,14 @@ scheduled with assume, so each placement counts for the next pod.
 from __future__ import annotations
 
 import datetime
+import hashlib
 import random
 import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from multisched.cache import Cache, NodeError, PodError, PodInfo, VolumeStore
+from multisched.cache.dra import DEVICE_CLASS, RESOURCE_CLAIM, RESOURCE_SLICE, DraStore
 from multisched.cache.groups import GROUP_KINDS
 from multisched.cache.volumes import NAMESPACED_VOLUME_KINDS, VOLUME_KINDS
 from multisched.cache.workloads import WORKLOAD_KINDS
@@ -38,6 +40,7 @@ from .outcome import Outcome
 from .scheduler import Scheduler
 from .settle import Settlement, settle
 from .settle_claims import CLAIM_KINDS
+from .sim_claims import write_claim
 from .sim_volumes import ANN_SELECTED_NODE, SimVolumeController
 
 #: Rounds of "drain the queue, then retry pods that preemption made room for".
@@ -87,6 +90,8 @@ class SimClient:
         self.preempted: dict[str, str] = {}
         self.nominated: dict[str, str] = {}
         self.volumes: SimVolumeController | None = None
+        #: Pod uid -> the ``status.extendedResourceClaimStatus`` PreBind wrote.
+        self.extended_claim_status: dict[str, dict[str, Any]] = {}
 
     async def bind(self, pod: PodInfo, node_name: str) -> None:
         # The pod as the API would echo it: a copy with nodeName set (parsing it again
@@ -95,6 +100,12 @@ class SimClient:
         for slot in PodInfo.__slots__:
             setattr(bound, slot, getattr(pod, slot))
         bound.raw = _bound_raw(pod.raw, node_name)
+        claim_status = self.extended_claim_status.pop(pod.uid, None)
+        if claim_status is not None:
+            bound.raw["status"] = {
+                **(bound.raw.get("status") or {}),
+                "extendedResourceClaimStatus": claim_status,
+            }
         bound.node_name = node_name
         self._ref[0].feed.on_pod(bound)
 
@@ -104,6 +115,19 @@ class SimClient:
 
     async def set_nominated_node(self, pod: PodInfo, node_name: str) -> None:
         self.nominated[pod.key] = node_name
+
+    async def update_claim_status(self, claim: dict[str, Any]) -> dict[str, Any]:
+        """Stored at once (sim_claims.py) and fed back, as the informer would."""
+        return self._write_claim(claim, status_only=True)
+
+    async def update_claim(self, claim: dict[str, Any]) -> dict[str, Any]:
+        return self._write_claim(claim, status_only=False)
+
+    def _write_claim(self, claim: dict[str, Any], status_only: bool) -> dict[str, Any]:
+        scheduler = self._ref[0]
+        stored = write_claim(scheduler.cache.dra, claim, status_only)
+        scheduler.feed.on_dra_object(RESOURCE_CLAIM, stored)
+        return stored
 
     async def update_storage_object(self, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
         """Stored at once, and bound (or provisioned and bound) at once, as the PV
@@ -116,11 +140,36 @@ class SimClient:
             scheduler.feed.on_storage_object(changed_kind, changed)
         return changes[0][1]
 
+    # -- DRA-backed extended resources --
+
+    async def create_claim(self, claim: dict[str, Any]) -> dict[str, Any]:
+        """Stored at once, named as the API server names it from generateName (the
+        suffix drawn from the name, so a run is repeatable)."""
+        return create_sim_claim(self._ref[0].feed, self._ref[0].cache.dra, claim)
+
+    async def delete_claim(self, claim: dict[str, Any]) -> None:
+        self._ref[0].feed.on_dra_object(RESOURCE_CLAIM, claim, deleted=True)
+
+    async def set_extended_resource_claim_status(
+        self, pod: PodInfo, status: dict[str, Any]
+    ) -> None:
+        """Kept for the binding, which writes the pod as the API would then echo it."""
+        self.extended_claim_status[pod.uid] = status
+
 
 class Placement:
     """The final word on one pending pod."""
 
-    __slots__ = ("message", "node", "nominated_node", "outcome", "pod", "status", "volumes")
+    __slots__ = (
+        "devices",
+        "message",
+        "node",
+        "nominated_node",
+        "outcome",
+        "pod",
+        "status",
+        "volumes",
+    )
 
     def __init__(self, pod: PodInfo, status: str, node: str = "", message: str = "") -> None:
         self.pod = pod
@@ -134,6 +183,9 @@ class Placement:
         #: Per claim of a scheduled pod: its PV, and the selected-node written when the
         #: volume is to be provisioned there (``volume_report``).
         self.volumes: list[dict[str, str]] = []
+        #: Per device allocated to a claim of a scheduled pod: the claim, its request and
+        #: the device (``device_report``).
+        self.devices: list[dict[str, str]] = []
 
 
 def outcome_placement(pod: PodInfo, outcome: Outcome, assigned: str) -> Placement:
@@ -179,8 +231,11 @@ class ClusterInput:
         self.workloads: list[tuple[str, dict[str, Any]]] = []
         self.configs: list[tuple[str, dict[str, Any]]] = []
         #: ResourceClaims and ResourceClaimTemplates, as (kind, object): the resourceclaim
-        #: controller's input (the DRA allocator that would read them is issue 42's).
+        #: controller's input, then (with the claims it created) DynamicResources'.
         self.claims: list[tuple[str, dict[str, Any]]] = []
+        #: DeviceClasses and ResourceSlices, as (kind, object): with the claims, what
+        #: DynamicResources allocates from.
+        self.devices: list[tuple[str, dict[str, Any]]] = []
         #: What the cluster's API server and controllers change before scheduling (settle.py).
         self.settled: list[Settlement] = []
         self._seen: dict[tuple[str, str], str] = {}
@@ -286,7 +341,20 @@ class ClusterInput:
                 spec = {**spec, "selector": template_labels(spec)}
             self.workloads.append((kind, {**raw, "metadata": meta, "spec": spec}))
         elif kind in CLAIM_KINDS:
-            self.claims.append((kind, {**raw, "metadata": {"namespace": "default", **meta}}))
+            meta = {"namespace": "default", **meta}
+            # The API server gives every object a uid; DRA keeps in-flight claims by it.
+            meta.setdefault(
+                "uid", str(uuid.uuid5(uuid.NAMESPACE_URL, f"{kind}/{meta['namespace']}/{name}"))
+            )
+            self.claims.append((kind, {**raw, "metadata": meta}))
+        elif kind in (DEVICE_CLASS, RESOURCE_SLICE):
+            meta = dict(meta)
+            meta.setdefault("uid", str(uuid.uuid5(uuid.NAMESPACE_URL, f"{kind}/{name}")))
+            if kind == DEVICE_CLASS:
+                # Two classes naming one extended resource: the newer wins; written without
+                # a creation time, a class is as old as its place in the input.
+                meta.setdefault("creationTimestamp", _input_time(len(self.devices)))
+            self.devices.append((kind, {**raw, "metadata": meta}))
         elif kind in VOLUME_KINDS:
             meta = dict(meta)
             if kind in NAMESPACED_VOLUME_KINDS and not meta.get("namespace"):
@@ -316,14 +384,17 @@ class ClusterInput:
         return self.default_priority
 
     def load_into(self, engine: EngineFeed) -> None:
-        """Namespaces, PDBs, storage, group and workload objects and nodes into ``engine``
-        (before any pod: nothing is queued yet); a node it cannot read is bad input."""
+        """Namespaces, PDBs, storage, DRA, group and workload objects and nodes into
+        ``engine`` (before any pod: nothing is queued yet); a node it cannot read is bad
+        input."""
         for ns, labels in self.namespaces.items():
             engine.on_namespace(ns, labels)
         for key, pdb in self.pdbs.items():
             engine.on_pdb(key, pdb)
         for kind, obj in self.storage:
             engine.on_storage_object(kind, obj)
+        for kind, obj in (*self.devices, *self.claims):
+            engine.on_dra_object(kind, obj)
         for kind, obj in self.groups:
             engine.on_group_object(kind, obj)
         for kind, obj in self.workloads:
@@ -418,6 +489,7 @@ async def simulate(
             "taking each other's place (a gang whose members are turned away in turn, for "
             "one); each shows its last outcome"
         )
+    extended: dict[str, list[dict[str, Any]]] | None = None
     for pod in every:
         outcome = last.get(pod.uid)
         if pod.key in client.preempted:
@@ -427,6 +499,8 @@ async def simulate(
         elif outcome is None and scheduler.feed.responsible_for(pod) and pod.scheduling_gates:
             gates = ", ".join(pod.scheduling_gates)
             placement = Placement(pod, "Gated", message=f"waiting for scheduling gate(s): {gates}")
+        elif outcome is None and (held := pre_enqueue_refusal(scheduler, pod)):
+            placement = Placement(pod, "Pending", message=held)
         elif outcome is None:
             placement = Placement(
                 pod,
@@ -440,6 +514,10 @@ async def simulate(
             placement.outcome = outcome
         if placement.status == "Scheduled" and pod.volumes:
             placement.volumes = volume_report(pod, cache.volumes, client.volumes)
+        if placement.status == "Scheduled" and not cache.dra.is_empty():
+            if extended is None:
+                extended = extended_resource_claims(cache.dra)
+            placement.devices = device_report(pod, cache.dra, extended)
         result.placements.append(placement)
     return result
 
@@ -479,6 +557,103 @@ def volume_report(
             entry["selectedNode"] = str(notes.get(ANN_SELECTED_NODE) or "")
         out.append(entry)
     return out
+
+
+#: Marks the claim DynamicResources creates for a pod's extended resources backed by
+#: devices (``resourceapi.ExtendedResourceClaimAnnotation``).
+ANN_EXTENDED_RESOURCE_CLAIM = "resource.kubernetes.io/extended-resource-claim"
+
+
+def extended_resource_claims(dra: DraStore) -> dict[str, list[dict[str, Any]]]:
+    """The claims made for pods' extended resources, by the uid of the pod owning them."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for claim in dra.claims.list():
+        meta = claim.get("metadata") or {}
+        if (meta.get("annotations") or {}).get(ANN_EXTENDED_RESOURCE_CLAIM) != "true":
+            continue
+        for owner in meta.get("ownerReferences") or ():
+            if owner.get("kind") == "Pod" and owner.get("controller"):
+                out.setdefault(str(owner.get("uid") or ""), []).append(claim)
+    return out
+
+
+def device_report(
+    pod: PodInfo, dra: DraStore, extended: Mapping[str, list[dict[str, Any]]]
+) -> list[dict[str, str]]:
+    """The devices allocated to each claim of a scheduled pod, as the claims' stored
+    ``status.allocation`` says after binding: its ``spec.resourceClaims`` (a template's
+    claim by the name its status records, upstream ``resourceclaim.Name``), then the claim
+    made for its extended resources."""
+    claims: list[tuple[str, dict[str, Any] | None]] = []
+    statuses = {
+        str(s.get("name")): s.get("resourceClaimName")
+        for s in (pod.raw.get("status") or {}).get("resourceClaimStatuses") or ()
+    }
+    for entry in pod.resource_claims:
+        name = entry.get("resourceClaimName")
+        if name is None and entry.get("resourceClaimTemplateName"):
+            name = statuses.get(str(entry.get("name")))
+        if name:
+            claims.append((str(entry.get("name")), dra.get_claim(pod.namespace, str(name))))
+    claims += [("extended resources", c) for c in extended.get(pod.uid, ())]
+    out = []
+    for pod_claim, claim in claims:
+        if claim is None:
+            continue
+        allocation = (claim.get("status") or {}).get("allocation") or {}
+        for result in (allocation.get("devices") or {}).get("results") or ():
+            entry = {
+                "claim": pod_claim,
+                "resourceClaim": str((claim.get("metadata") or {}).get("name") or ""),
+                "request": str(result.get("request") or ""),
+                "driver": str(result.get("driver") or ""),
+                "pool": str(result.get("pool") or ""),
+                "device": str(result.get("device") or ""),
+            }
+            if result.get("shareID") is not None:
+                entry["shareID"] = str(result["shareID"])
+            if result.get("adminAccess"):
+                entry["adminAccess"] = "true"
+            out.append(entry)
+    return out
+
+
+#: The API server's generateName suffix alphabet (apimachinery ``utilrand``, 27 letters).
+_NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+
+
+def create_sim_claim(feed: EngineFeed, dra: DraStore, claim: dict[str, Any]) -> dict[str, Any]:
+    """A ResourceClaim POSTed to an in-memory API: named from ``generateName`` (5
+    characters drawn from the base, the next draw if taken), given a uid and version 1,
+    and fed to the engine as the informer would bring it."""
+    meta = dict(claim.get("metadata") or {})
+    namespace = str(meta.get("namespace") or "default")
+    base = str(meta.pop("generateName", "") or "")
+    name = str(meta.get("name") or "")
+    draw = 0
+    while not name or dra.get_claim(namespace, name) is not None:
+        digest = hashlib.sha256(f"{namespace}/{base}/{draw}".encode()).digest()
+        name = base + "".join(_NAME_SUFFIX_ALPHABET[b % 27] for b in digest[:5])
+        draw += 1
+    meta.update(
+        namespace=namespace,
+        name=name,
+        uid=str(uuid.uuid5(uuid.NAMESPACE_URL, f"{RESOURCE_CLAIM}/{namespace}/{name}")),
+        resourceVersion="1",
+    )
+    stored = {**claim, "metadata": meta}
+    feed.on_dra_object(RESOURCE_CLAIM, stored)
+    return stored
+
+
+def pre_enqueue_refusal(scheduler: Scheduler, pod: PodInfo) -> str:
+    """Why a PreEnqueue plugin other than SchedulingGates holds the pod back (DynamicResources:
+    a claim not created yet), or "" when none does."""
+    fwk = scheduler.profiles.get(pod.scheduler_name)
+    status = fwk.run_pre_enqueue(pod) if fwk is not None else None
+    if status is None:
+        return ""
+    return f"{status.message()} (PreEnqueue of {status.plugin})"
 
 
 def _bound_raw(raw: Mapping[str, Any], node_name: str) -> dict[str, Any]:

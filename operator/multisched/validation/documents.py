@@ -35,6 +35,8 @@ CLUSTER_KINDS = (
     "VolumeAttachment",
     "ResourceClaim",
     "ResourceClaimTemplate",
+    "DeviceClass",
+    "ResourceSlice",
     "PodGroup",
     "ElasticQuota",
     "Service",

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 
 from .claims import CLAIM_RULES
 from .core import Obj, validate_namespace, validate_pdb, validate_pod, validate_priority_class
+from .devices import DEVICE_RULES
 from .groups import GROUP_RULES
 from .nodes import validate_node
 from .storage import STORAGE_RULES
@@ -26,4 +27,5 @@ RULES: dict[str, tuple[Sequence[str], Callable[[Obj], list[str]]]] = {
     **GROUP_RULES,
     **WORKLOAD_RULES,
     **CLAIM_RULES,
+    **DEVICE_RULES,
 }

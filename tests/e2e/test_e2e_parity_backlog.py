@@ -1,0 +1,226 @@
+"""A mixed backlog with preemption, as kube-scheduler (v1.37.2) works it off on the same API
+server (issue 43): pods of several priorities, some that fit, some that must preempt, some
+that cannot be placed, all created before the scheduler starts. Each scheduler gets its own
+copy of the backlog on its own nodes; placements, victims and the order of bindings are
+compared. Skipped, saying so, without a ``kube-scheduler`` binary on PATH."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import yaml
+from parity_support import PROFILE, UPSTREAM, apply_profile, asking
+from test_e2e_operator import pod
+from test_e2e_preemption import priority_class
+
+from apiserver import AuditLog
+from conftest import Kube
+
+LABEL = "e2e=backlog-parity"
+CLASSES = {"top": 1000, "hi": 500, "mid": 100, "v70": 70, "v55": 55, "v50": 50, "lo": 10}
+#: Each run's nodes (4 cpu each): ``a`` and ``d`` take the pods that fit (pinned, so no
+#: node scores tie: upstream breaks ties at random), ``b`` and ``c`` are full of victims.
+NODES = ("a", "b", "c", "d")
+#: Pods bound to their node before the backlog: (name, node, class, cpu).
+VICTIMS = (
+    ("b-victim-1", "b", "v50", "2"),
+    ("b-victim-2", "b", "v55", "2"),
+    ("c-victim", "c", "v70", "4"),
+)
+#: The backlog, listed in no particular order: (name, where, class, cpu); ``where`` is a
+#: node, or "victims" for nodes b and c alike. On a (room for 4 of these 6) the priority
+#: order decides who is bound and who waits; d takes all of its pods. The preemptors fit
+#: only where victims are: b (whose highest victim has the lowest priority) for both, the
+#: second beside the first's nomination; ``z-lo`` finds no victim of lower priority.
+BACKLOG = (
+    ("a-lo-1", "a", "lo", "1"),
+    ("a-lo-3", "a", "lo", "1"),
+    ("a-hi-2", "a", "hi", "1"),
+    ("d-lo", "d", "lo", "1"),
+    ("a-lo-2", "a", "lo", "1"),
+    ("a-hi-1", "a", "hi", "1"),
+    ("d-mid", "d", "mid", "1"),
+    ("p-top", "victims", "top", "2"),
+    ("p-hi", "victims", "hi", "2"),
+    ("z-lo", "victims", "lo", "1"),
+    ("a-top", "a", "top", "1"),
+    ("d-hi", "d", "hi", "1"),
+)
+PREEMPTORS = ("p-top", "p-hi")
+RUNS = {"ms": PROFILE, "up": UPSTREAM}
+
+
+def _klass(name: str) -> str:
+    return f"e2e-backlog-{name}"
+
+
+def _docs(run: str, scheduler: str) -> list[dict[str, Any]]:
+    docs = []
+    for name, node, klass, cpu in VICTIMS:
+        body = asking(pod(f"{run}-{name}"), cpu, nodeName=f"{run}-{node}")
+        docs.append((body, klass, "victim"))
+    for name, where, klass, cpu in BACKLOG:
+        if where == "victims":
+            selector = {"e2e-backlog-pool": f"{run}-victims"}
+        else:
+            selector = {"kubernetes.io/hostname": f"{run}-{where}"}
+        body = asking(pod(f"{run}-{name}", scheduler), cpu, nodeSelector=selector)
+        docs.append((body, klass, "backlog"))
+    for body, klass, role in docs:
+        body["spec"]["priorityClassName"] = _klass(klass)
+        body["spec"]["terminationGracePeriodSeconds"] = 0  # no kubelet: gone at deletion
+        body["metadata"]["labels"].update({"e2e": "backlog-parity", "role": role})
+    return [body for body, _, _ in docs]
+
+
+@pytest.fixture
+def backlogs(kube: Kube) -> Iterator[None]:
+    """Both runs' nodes, victims and backlogs, before either scheduler starts."""
+    for name, value in CLASSES.items():
+        kube.apply(priority_class(_klass(name), value))
+    for run in RUNS:
+        for node in NODES:
+            pool = {"e2e-backlog-pool": f"{run}-victims"} if node in ("b", "c") else {}
+            kube.add_node(f"{run}-{node}", labels=pool, cpu="4")
+    apply_profile(kube, {})
+    yield
+    kube.run(
+        "delete", "pods", "-n", "default", "-l", LABEL,
+        "--force", "--grace-period=0", "--wait=false", check=False,
+    )  # fmt: skip
+    kube.run("delete", "schedulerprofile", PROFILE, "--ignore-not-found", "--wait=false")
+
+
+class History:
+    """One run's pods as the watch saw them: when (etcd revision) each was bound or deleted."""
+
+    def __init__(self, events: list[dict[str, Any]], run: str) -> None:
+        self.bound_at: dict[str, int] = {}
+        self.deleted_at: dict[str, int] = {}
+        self.priority: dict[str, int] = {}
+        for event in events:
+            obj = event["object"]
+            name = obj["metadata"]["name"]
+            if not name.startswith(f"{run}-"):
+                continue
+            name, rev = name.removeprefix(f"{run}-"), int(obj["metadata"]["resourceVersion"])
+            self.priority[name] = obj["spec"].get("priority", 0)
+            if event["type"] == "DELETED":
+                self.deleted_at.setdefault(name, rev)
+            elif obj["spec"].get("nodeName") and obj["metadata"]["labels"]["role"] == "backlog":
+                self.bound_at.setdefault(name, rev)
+
+    def bindings(self) -> list[str]:
+        return sorted(self.bound_at, key=self.bound_at.__getitem__)
+
+
+def _placements(kube: Kube, run: str) -> dict[str, str] | None:
+    """Each backlog pod's node ('' while pending) once the run has settled: both preemptors
+    bound, every other pod bound or marked unschedulable."""
+    out: dict[str, str] = {}
+    for p in kube.get("pods", "-n", "default", "-l", f"{LABEL},role=backlog")["items"]:
+        name = p["metadata"]["name"]
+        if not name.startswith(f"{run}-"):
+            continue
+        name, node = name.removeprefix(f"{run}-"), p["spec"].get("nodeName") or ""
+        conditions = p["status"].get("conditions") or []
+        failed = any(c["type"] == "PodScheduled" and c["status"] == "False" for c in conditions)
+        if not node and (name in PREEMPTORS or not failed):
+            return None
+        out[name] = node.removeprefix(f"{run}-")
+    return out if len(out) == len(BACKLOG) else None
+
+
+def _survivors(kube: Kube, run: str) -> set[str]:
+    pods = kube.get("pods", "-n", "default", "-l", f"{LABEL},role=victim")["items"]
+    names = (p["metadata"]["name"] for p in pods)
+    return {n.removeprefix(f"{run}-") for n in names if n.startswith(f"{run}-")}
+
+
+def _sent(kube: Kube, run: str) -> list[str] | None:
+    """The run's bindings in the order the API server received them (the local control
+    plane's audit log: each request's arrival, to the microsecond); None against another
+    cluster. The order the watch shows is that of their commits, which the API server's
+    own goroutines may reorder."""
+    path = kube.kubeconfig.parent / "audit.log"
+    if os.environ.get("E2E_KUBECONFIG") or not path.exists():
+        return None
+    records = [r for r in AuditLog(path).bindings() if r.ok and r.name.startswith(f"{run}-")]
+    return [r.name.removeprefix(f"{run}-") for r in sorted(records, key=lambda r: r.time)]
+
+
+#: The pods on node a that only their order in the queue tells apart: one of them is bound.
+TIED = ("a-lo-1", "a-lo-2", "a-lo-3")
+
+
+def _untied(placements: dict[str, str]) -> dict[str, Any]:
+    """The placements, saying only how many of ``TIED`` went where."""
+    out: dict[str, Any] = {k: v for k, v in placements.items() if k not in TIED}
+    out["tied"] = sorted(placements[n] for n in TIED)
+    return out
+
+
+def test_a_mixed_backlog_is_worked_off_as_kube_scheduler_does(
+    kube: Kube, start_operator: Any, request: pytest.FixtureRequest, backlogs: None
+) -> None:
+    """Placements and victims alike; each preemptor bound only once room was made for it;
+    the bindings sent in the order the queue hands the pods out (priority, then arrival)."""
+    with kube.watching("pods", "-n", "default", "-l", LABEL, "--output-watch-events") as events:
+        kube.apply(yaml.safe_dump_all([d for run, s in RUNS.items() for d in _docs(run, s)]))
+        op = start_operator()
+        request.getfixturevalue("kube_scheduler")  # started now: the backlog is waiting
+        settled = {
+            run: kube.wait_for(f"{run}'s backlog settled", lambda r=run: _placements(kube, r), 60)
+            for run in RUNS
+        }
+    histories = {run: History(events, run) for run in RUNS}
+    log = op.output()[-3000:]
+
+    # kube-scheduler's answer, spelled out: priority order on a, the preemptors both on b
+    # (its highest victim has the lower priority), the second beside the first's nomination.
+    assert settled["up"] == {
+        **{n: "a" for n in ("a-top", "a-hi-1", "a-hi-2", "a-lo-1")},
+        **{n: "d" for n in ("d-hi", "d-mid", "d-lo")},
+        **{n: "b" for n in PREEMPTORS},
+        **{n: "" for n in ("a-lo-2", "a-lo-3", "z-lo")},
+    }
+    assert _untied(settled["ms"]) == _untied(settled["up"]), log
+    assert _survivors(kube, "ms") == _survivors(kube, "up") == {"c-victim"}, log
+    # When a preemptor is bound against when its node's victims went is up to the API
+    # server; what is determined is that room was made first (etcd revisions, as watched).
+    for h in histories.values():
+        victims = [h.deleted_at[v] for v in ("b-victim-1", "b-victim-2")]
+        preemptors = sorted(h.bound_at[p] for p in PREEMPTORS)
+        assert min(victims) < preemptors[0] and max(victims) < preemptors[1], log
+
+    # The order of bindings. PrioritySort hands the pods out by priority, then arrival: for
+    # a backlog that waited for the scheduler, the order of its first listing (by name).
+    # Binding runs beside the next cycles in both schedulers, so what is compared is the
+    # order of the bindings' priorities as the API server received them (two pods of one
+    # priority, one cycle apart, may arrive either way round); upstream is held to it too.
+    apart = []
+    if settled["ms"] != settled["up"]:
+        bound = [n for n in TIED if settled["ms"][n]]
+        apart.append(
+            f"of the tied pods {TIED} kube-scheduler binds the first listed, multisched {bound}: "
+            "the first listing's pods reach its queue in kopf's hand-over order"
+        )
+    for run in RUNS:
+        sent = _sent(kube, run)
+        if sent is None:
+            continue
+        priorities = [histories[run].priority[n] for n in sent if n not in PREEMPTORS]
+        in_order = priorities == sorted(priorities, reverse=True)
+        if run == "up":
+            assert in_order, sent
+        elif not in_order:
+            # multisched sends them in queue order (seen by logging each pop and send);
+            # concurrent requests on separate HTTP/1.1 connections then overtake one another,
+            # where client-go's share one HTTP/2 connection.
+            apart.append(f"multisched's bindings reached the API server as {sent}")
+    if apart:
+        # Found by this test and reported (issue 43); strict once multisched keeps to them.
+        pytest.xfail("; ".join(apart))
