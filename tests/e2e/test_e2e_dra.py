@@ -207,6 +207,10 @@ def play(kube: Kube, scheduler: str, extended_resources: bool = True) -> dict[st
         return seen
     finally:
         tear_down(kube, pods, *driver.objects)
+        # The next run counts only its own nodes in its messages ("0/3 nodes").
+        kube.run("delete", "node", n1, n2, n3, "--wait=true", check=False)
+        for node in (n1, n2, n3):
+            kube.added_nodes.remove(node)
 
 
 @pytest.fixture
