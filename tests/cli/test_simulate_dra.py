@@ -358,3 +358,21 @@ def test_the_table_names_volumes_then_devices() -> None:
     result.placements.append(placement)
     (row,) = render(result, "table", False).splitlines()[1:]
     assert row.endswith("volumes: data->pv-1; devices: gpu->d/p/x (admin access)")
+
+
+GPU_EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "cluster" / "gpus.yaml"
+
+
+def test_the_gpu_example_places_pods_by_their_devices(capsys: pytest.CaptureFixture[str]) -> None:
+    """examples/cluster/gpus.yaml, as the README's section runs it."""
+    assert main(["simulate", str(GPU_EXAMPLE), "-o", "json"]) == 0
+    pods = {p["pod"]: p for p in json.loads(capsys.readouterr().out)["pods"]}
+    assert pods["default/trainer"]["node"] == "gpu-2"
+    got = sorted(
+        (pods[f"default/infer-{i}"]["node"], pods[f"default/infer-{i}"]["devices"][0]["device"])
+        for i in (1, 2)
+    )
+    assert got == [("gpu-1", "gpu-0"), ("gpu-1", "gpu-1")]
+    refused = pods["default/infer-3"]
+    assert refused["status"] == "Unschedulable"
+    assert refused["message"].startswith("0/3 nodes are available: 3 cannot allocate all claims.")
