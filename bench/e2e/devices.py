@@ -10,6 +10,7 @@ so the next contender finds every device free. Fresh claims per scheduler, the s
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from . import volumes
@@ -23,6 +24,8 @@ SLICES = f"{API}/resourceslices"
 DRIVER = "gpu.bench.multisched.io"
 CLASS = "bench-gpu"
 DEVICES_PER_NODE = 8
+#: A repeat's claims get new names: the last run's may still be on their way out.
+_repeats = itertools.count()
 
 
 def claims_path(namespace: str) -> str:
@@ -96,7 +99,7 @@ async def device_scenario(bench: Bench, key: str = "r") -> None:
     await bench.kube.create_many(SLICES, (node_slice(i) for i in range(nodes)), bench.concurrency)
     with volumes.pv_controller(bench.cp.kubeconfig, bench.cp.workdir):
         for c in bench.contenders:
-            run = f"{key}-{c.name}"
+            run = f"{key}{next(_repeats)}-{c.name}"
             await bench.kube.create_many(
                 claims_path(NAMESPACE), (claim(run, i) for i in range(count)), bench.concurrency
             )

@@ -92,6 +92,9 @@ def pv_controller(kubeconfig: Path, log_dir: Path) -> Iterator[subprocess.Popen[
             "--secure-port=0",
             # Claims and PVs are resynced often, so a binding shows up in seconds.
             "--pvclaimbinder-sync-period=2s",
+            # The bench releases thousands of claims between contenders: not at 20 writes/s.
+            "--kube-api-qps=500",
+            "--kube-api-burst=1000",
         ],
         stdout=log,
         stderr=subprocess.STDOUT,
