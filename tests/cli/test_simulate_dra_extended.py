@@ -84,11 +84,6 @@ def simulate(
     return {p["pod"]: p for p in json.loads(out.out)["pods"]}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 42: DynamicResources does not allocate extended resources yet "
-    "(NodeResourcesFit.DRA_EXTENDED_RESOURCES is off)",
-)
 def test_a_pod_gets_its_extended_resource_from_devices(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -109,11 +104,6 @@ def test_a_pod_gets_its_extended_resource_from_devices(
     assert pods["default/p3"]["status"] == "Unschedulable"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 42: DynamicResources does not allocate extended resources yet "
-    "(NodeResourcesFit.DRA_EXTENDED_RESOURCES is off)",
-)
 def test_two_devices_for_one_pod_by_the_implicit_name(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -136,12 +126,3 @@ def test_without_a_class_the_resource_is_the_nodes_to_provide(
     pods = simulate(capsys, tmp_path, [("p1", 1)], resource="example.com/other")
     assert pods["default/p1"]["status"] == "Unschedulable"
     assert "Insufficient example.com/other" in pods["default/p1"]["message"]
-
-
-def test_until_dynamic_resources_allocates_it_a_backed_resource_waits(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    """As shipped now: no pod is bound on a class's promise with no device allocated."""
-    pods = simulate(capsys, tmp_path, [("p1", 1)])
-    assert pods["default/p1"]["status"] == "Unschedulable"
-    assert "Insufficient example.com/gpu" in pods["default/p1"]["message"]

@@ -10,11 +10,14 @@ other's devices), then compared: placements and the pending pod's message."""
 from __future__ import annotations
 
 import itertools
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from parity_support import PROFILE, UPSTREAM, apply_profile, tear_down
+from test_e2e_explain import multisched, only_nodes_labelled, profile
 from test_e2e_operator import pod
 
 from conftest import Kube
@@ -119,7 +122,7 @@ def check_claim_written_before_binding(kube: Kube, pod_name: str, claim: str) ->
     return str(results[0]["pool"]) + "/" + str(results[0]["device"])
 
 
-def play(kube: Kube, scheduler: str, extended_resources: bool = True) -> dict[str, Any]:
+def play(kube: Kube, scheduler: str) -> dict[str, Any]:
     """The scenario under ``scheduler``; what it saw, with this run's tag taken out."""
     tag = f"dra{next(_runs)}"
     driver = Driver(kube, tag)
@@ -189,21 +192,35 @@ def play(kube: Kube, scheduler: str, extended_resources: bool = True) -> dict[st
         kube.run("delete", "pod", winner, "--force", "--grace-period=0")
         kube.wait_for(f"{loser} bound", lambda: node_of(kube, loser), 90)
         seen["race_after"] = untag(node_of(kube, loser))
-        if extended_resources:
-            # An extended resource backed by a DeviceClass: the scheduler makes the claim.
-            body = pod(pods[4], scheduler)
-            body["spec"]["terminationGracePeriodSeconds"] = 0
-            body["spec"]["containers"][0]["resources"] = {
-                "requests": {extended: "1"},
-                "limits": {extended: "1"},
-            }
-            kube.apply(body)
-            kube.wait_for(f"{pods[4]} bound", lambda: node_of(kube, pods[4]), 60)
-            status = kube.get("pod", pods[4]).get("status", {}).get("extendedResourceClaimStatus")
-            assert status and status.get("resourceClaimName"), status
-            ext_claim = kube.get("resourceclaim", status["resourceClaimName"])
-            results = ext_claim["status"]["allocation"]["devices"]["results"]
-            seen["ext"] = (untag(node_of(kube, pods[4])), [untag(r["pool"]) for r in results])
+        # An extended resource backed by a DeviceClass: the scheduler makes the claim.
+        body = pod(pods[4], scheduler)
+        body["spec"]["terminationGracePeriodSeconds"] = 0
+        body["spec"]["containers"][0]["resources"] = {
+            "requests": {extended: "1"},
+            "limits": {extended: "1"},
+        }
+        kube.apply(body)
+        kube.wait_for(f"{pods[4]} bound", lambda: node_of(kube, pods[4]), 60)
+        status = kube.get("pod", pods[4]).get("status", {}).get("extendedResourceClaimStatus")
+        assert status and status.get("resourceClaimName"), status
+        ext_claim = kube.get("resourceclaim", status["resourceClaimName"])
+        results = ext_claim["status"]["allocation"]["devices"]["results"]
+        meta = ext_claim["metadata"]
+        owner = meta["ownerReferences"][0]
+        reserved = [r.get("name") for r in ext_claim["status"].get("reservedFor") or []]
+        seen["ext"] = (
+            untag(node_of(kube, pods[4])),
+            [(untag(r["pool"]), r["request"]) for r in results],
+            untag(meta["generateName"]),
+            (owner["kind"], untag(owner["name"]), owner.get("controller")),
+            meta["annotations"],
+            untag(reserved[0]) if reserved else "",
+            [(m["containerName"], untag(m["resourceName"])) for m in status["requestMappings"]],
+        )
+        # Written before the binding, as the claims above.
+        assert int(meta["resourceVersion"]) < int(
+            kube.get("pod", pods[4])["metadata"]["resourceVersion"]
+        )
         return seen
     finally:
         tear_down(kube, pods, *driver.objects)
@@ -223,12 +240,76 @@ def multisched_profile(kube: Kube, start_operator: Any) -> str:
 def test_devices_are_allocated_as_kube_scheduler_allocates_them(
     kube: Kube, controllers: Path, multisched_profile: str, kube_scheduler: Path
 ) -> None:
-    # Extended resources backed by devices: not allocated by multisched yet (issue 42).
-    ours = play(kube, multisched_profile, extended_resources=False)
+    ours = play(kube, multisched_profile)
     assert ours["big"] == ("TAG-n2", "TAG-n2/dev-0")
     assert ours["t1"] == ("TAG-n1", "TAG-n1")
     assert ours["race"][0] == "TAG-n1"
     assert "cannot allocate all claims" in ours["race"][1], ours["race"][1]
     assert ours["race_after"] == "TAG-n1"
-    theirs = play(kube, UPSTREAM, extended_resources=False)
+    # The extended resource: a claim made for the pod, on the one node with such a device.
+    node, results, generate_name, owner, annotations, reserved, mappings = ours["ext"]
+    assert (node, results) == ("TAG-n3", [("TAG-n3", "container-0-request-0")])
+    assert generate_name == "TAG-ext-extended-resources-"
+    assert owner == ("Pod", "TAG-ext", True)
+    assert annotations == {"resource.kubernetes.io/extended-resource-claim": "true"}
+    assert reserved == "TAG-ext"
+    assert mappings == [("c", "TAG.example.com/gpu")]
+    theirs = play(kube, UPSTREAM)
     assert ours == theirs
+
+
+def test_a_profile_edit_is_previewed_with_the_clusters_devices(
+    kube: Kube, controllers: Path, start_operator: Any, tmp_path: Path
+) -> None:
+    """``simulate --from-cluster --diff`` reads DeviceClasses, ResourceSlices and the claim
+    the controller generated, and allocates as the operator will: of two gold nodes, the
+    previewed node is the one with the device, and applying the edit puts the pod there."""
+    tag = f"dra{next(_runs)}"
+    sp, sched = f"{tag}-sp", f"{tag}-sched"
+    driver = Driver(kube, tag)
+    with_device, without = f"{tag}-gold-a", f"{tag}-gold-b"
+    for node in (with_device, without):
+        kube.add_node(node, labels={"tier": f"gold-{tag}"})
+    driver.publish(with_device, ["big"])
+    gpu, template = f"{tag}-gpu", f"{tag}-any"
+    driver.device_class(gpu, ["big"])
+    kube.apply(
+        {
+            "apiVersion": API,
+            "kind": "ResourceClaimTemplate",
+            "metadata": {"name": template, "namespace": "default"},
+            "spec": {"spec": device_request(gpu)},
+        }
+    )
+    driver.objects.append(("resourceclaimtemplate", template))
+    waiting = f"{tag}-waiting"
+    try:
+        # Today the profile wants nodes nobody has: the pod stays pending, claim unallocated.
+        kube.apply(profile(sp, sched, **only_nodes_labelled("tier", f"platinum-{tag}")))
+        start_operator()
+        kube.apply(claiming(waiting, sched, resourceClaimTemplateName=template))
+        kube.wait_for("the FailedScheduling event", lambda: failed_message(kube, waiting), 45)
+        claim = kube.wait_for("the generated claim", lambda: generated_claim(kube, waiting), 30)
+        edit = tmp_path / "edit.yaml"
+        edit.write_text(
+            yaml.safe_dump(profile(sp, sched, **only_nodes_labelled("tier", f"gold-{tag}")))
+        )
+        out = multisched(
+            kube, "simulate", "--from-cluster", "--diff", "--profile", str(edit), "-o", "json"
+        )
+        assert out.returncode == 1, out.stdout + out.stderr
+        changes = {c["pod"]: c for c in json.loads(out.stdout)["changes"]}
+        preview = changes[f"default/{waiting}"]
+        assert (preview["before"], preview["after"]) == ("unschedulable", with_device)
+        # The preview allocated in memory only: the claim is still unallocated.
+        assert not kube.get("resourceclaim", claim).get("status", {}).get("allocation")
+
+        kube.run("apply", "-f", str(edit))
+        node = kube.wait_for("the edit to place the pod", lambda: node_of(kube, waiting), 45)
+        assert node == preview["after"]
+        assert check_claim_written_before_binding(kube, waiting, claim) == f"{with_device}/dev-0"
+    finally:
+        tear_down(kube, [waiting], *driver.objects, ("schedulerprofile", sp))
+        kube.run("delete", "node", with_device, without, "--wait=true", check=False)
+        for node in (with_device, without):
+            kube.added_nodes.remove(node)

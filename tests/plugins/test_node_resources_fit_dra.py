@@ -14,7 +14,6 @@ from builders import make_node, make_pod
 from multisched.cache import Cache, NodeInfo, PodInfo, Snapshot
 from multisched.framework import Code, CycleState, Status
 from multisched.framework.events import QueueingHint
-from multisched.plugins import node_resources_fit as fit_module
 from multisched.plugins._fit_hints import any_requested_resource_increased
 from multisched.plugins.node_resources_fit import (
     NodeResourcesFit,
@@ -29,13 +28,6 @@ DRA = "extended.resource.dra.io/something"
 CLASS = "device-class-name"
 IMPLICIT = "deviceclass.resource.kubernetes.io/" + CLASS
 QUEUE, SKIP = QueueingHint.QUEUE, QueueingHint.QUEUE_SKIP
-
-
-@pytest.fixture(autouse=True)
-def _dra_extended_resources(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Fit's port of DRAExtendedResource, switched on as it will ship once DynamicResources
-    allocates the special claim (``DRA_EXTENDED_RESOURCES`` is off until then)."""
-    monkeypatch.setattr(fit_module, "DRA_EXTENDED_RESOURCES", True)
 
 
 def device_class(name: str = CLASS, extended: str | None = DRA, **spec: Any) -> dict[str, Any]:

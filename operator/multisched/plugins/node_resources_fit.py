@@ -70,11 +70,6 @@ from ._resource_allocation import (
 )
 
 NAME = "NodeResourcesFit"
-#: Extended resources a DeviceClass backs are left to DynamicResources (DRAExtendedResource).
-#: Off until DynamicResources allocates them (its special claim is not wired yet, issue 42):
-#: until then such a pod waits with "Insufficient <resource>" rather than being bound to a
-#: node with no device allocated for it.
-DRA_EXTENDED_RESOURCES = False
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
 
@@ -300,7 +295,7 @@ class NodeResourcesFit:
     def _backed(self) -> Backed:
         """The DRA store's DeviceClass lookup; None when no DRA object exists, or for a
         plugin built without a handle (upstream's nil draManager: nothing is delegated)."""
-        if self._handle is None or not DRA_EXTENDED_RESOURCES:
+        if self._handle is None:
             return None
         dra = self._handle.snapshot.dra
         return None if dra.is_empty() else dra.device_class_for_extended_resource

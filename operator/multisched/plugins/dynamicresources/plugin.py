@@ -6,11 +6,15 @@ flight, so the next pod sees those devices taken; PreBind writes it (finalizer, 
 ``status.allocation`` and ``reservedFor``) and assumes the stored claim; Unreserve undoes
 both. PostFilter deallocates a claim that kept the pod off every node.
 
-A pod without claims is skipped in PreEnqueue and PreFilter on ``PodInfo.resource_claims``
-alone and costs nothing after that.
+Extended resources a DeviceClass backs (DRAExtendedResource, GA in v1.37) come as one more
+claim, last among the pod's: the *special claim* of ``extended.py``, in memory until PreBind
+creates it with the node's requests and records it in the pod's status.
 
-Not ported: extended resources backed by devices (a later step, at the
-``_extended_resource_claim`` seam), DRANodeAllocatableResources (off by default in v1.37),
+A pod without claims is skipped in PreEnqueue on ``PodInfo.resource_claims`` alone, and in
+PreFilter on that and its scalar requests (none, or no DeviceClass in the cluster); it costs
+nothing after that.
+
+Not ported: DRANodeAllocatableResources (off by default in v1.37),
 PodGroup claims and ``PodGroupPostFilter`` (DRAWorkloadResourceClaims and GenericWorkload
 are off by default, and the gangs here are scheduler-plugins'), DeviceTaintRules applied to
 slices, PreQueueingHint (the queue has none), the BindingConditionsPending event and the
@@ -84,6 +88,20 @@ from .claims import (
     is_reserved_for_pod,
     pod_resource_claims,
 )
+from .extended import (
+    ExtendedResourceError,
+    ExtendedResources,
+    NodeExtendedClaim,
+    create_extended_resource_claim_in_api,
+    delete_claim,
+    delete_claim_logged,
+    filter_extended_resources,
+    is_special_claim_name,
+    patch_pod_extended_resource_claim_status,
+    pre_filter_extended_resources,
+    unreserve_extended_resource_claim,
+    wait_for_extended_claim_in_assume_cache,
+)
 from .queueing_hints import (
     is_schedulable_after_claim_change,
     is_schedulable_after_target_pod_update,
@@ -97,6 +115,7 @@ STATE_KEY = NAME
 ERR_CANNOT_ALLOCATE = "cannot allocate all claims"
 ERR_NOT_AVAILABLE = "resourceclaim not available on the node"
 DEALLOCATED = "deallocation of ResourceClaim completed"
+DELETED = "deletion of ResourceClaim completed"
 #: ``draoptionalnodeoperations.DRAOptionalNodeOperationsFeatureGate``, as nodes declare it.
 OPTIONAL_NODE_OPERATIONS = "DRAOptionalNodeOperations"
 #: How often PreBind looks at the devices' binding conditions (upstream's poll interval).
@@ -119,10 +138,19 @@ class _State:
     """Upstream ``stateData``; shared, not copied, by preemption's clones (as upstream's
     ``Clone`` returns the same pointer)."""
 
-    __slots__ = ("allocator", "claims", "informations", "node_allocations", "unavailable_claims")
+    __slots__ = (
+        "allocator",
+        "claims",
+        "extended",
+        "informations",
+        "node_allocations",
+        "unavailable_claims",
+    )
 
-    def __init__(self, claims: ClaimStore) -> None:
+    def __init__(self, claims: ClaimStore, extended: ExtendedResources | None = None) -> None:
         self.claims = claims
+        #: The special claim's cycle state (upstream ``draExtendedResource``).
+        self.extended = extended
         self.allocator: Allocator | None = None
         self.informations = [_ClaimInfo() for _ in range(len(claims))]
         #: Node name -> the allocation results Filter found there, for the claims to
@@ -219,21 +247,23 @@ class DynamicResources:
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
-        if not pod.resource_claims:
+        store = self._store()
+        if not pod.resource_claims and not (pod.requests.scalar and store.device_classes):
             # No state: every later point finds none and returns at once. Score would give
             # every node 0 (no prioritized list), so it is skipped too: same totals.
             state.skip_score_plugins.add(NAME)
             return None, SKIP
-        store = self._store()
         try:
-            user_claims = pod_resource_claims(pod, store)
+            user_claims = pod_resource_claims(pod, store) if pod.resource_claims else []
         except ClaimUnavailable as exc:
             return None, Status.unresolvable(str(exc))
-        claims = ClaimStore(user_claims, self._extended_resource_claim(pod, store))
+        special = pre_filter_extended_resources(pod, store)
+        extended_claim, extended = special if special is not None else (None, None)
+        claims = ClaimStore(user_claims, extended_claim)
         if claims.empty():
             state.skip_score_plugins.add(NAME)
             return None, SKIP
-        data = _State(claims)
+        data = _State(claims, extended)
         state.write(STATE_KEY, data)
         status = self._check_claims(data, store)
         if status is not None:
@@ -241,15 +271,6 @@ class DynamicResources:
         if not has_prioritized_list(claims):
             state.skip_score_plugins.add(NAME)
         return None, None
-
-    def _extended_resource_claim(self, pod: PodInfo, store: DraStore) -> dict[str, Any] | None:
-        """The seam for extended resources backed by devices (upstream
-        ``preFilterExtendedResources``, extendeddynamicresources.go; DRAExtendedResource is
-        GA in v1.37): the special claim for them, last in the cycle's claims. Not ported
-        yet (extended.py, a later step): no pod has one, and NodeResourcesFit judges such
-        resources alone. Filter, Reserve, Unreserve, PreBind and PostFilter already treat
-        ``ClaimStore.extended_resource_claim`` as upstream does where it is only skipped."""
-        return None
 
     def _check_claims(self, data: _State, store: DraStore) -> Status | None:
         num_to_allocate = 0
@@ -318,6 +339,21 @@ class DynamicResources:
         data: _State | None = state.get(STATE_KEY)
         if data is None or data.claims.empty():
             return None
+        node_claim: dict[str, Any] | None = None
+        mappings: list[dict[str, Any]] = []
+        if data.extended is not None:
+            node_claim, mappings, status = filter_extended_resources(
+                data.claims.extended_resource_claim(),
+                data.extended,
+                data.claims.no_user_claim(),
+                pod,
+                node,
+                self._store().device_class_for_extended_resource,
+            )
+            if status is not None:
+                return status
+            if node_claim is None and data.claims.no_user_claim():
+                return None  # the node's device plugins provide it all: Fit's to judge
         unavailable: list[int] = []
         for index, claim in data.claims.all():
             selector = data.informations[index].available_on_nodes
@@ -341,7 +377,7 @@ class DynamicResources:
                         unavailable.append(index)
         allocations: list[dict[str, Any]] = []
         if data.allocator is not None:
-            status, allocations = self._allocate(data, node)
+            status, allocations = self._allocate(data, node, node_claim)
             if status is not None:
                 return status
         if unavailable:
@@ -349,25 +385,33 @@ class DynamicResources:
             return Status.unresolvable(ERR_NOT_AVAILABLE)
         if data.allocator is not None:
             data.node_allocations[node.name] = allocations
+            if node_claim is not None and data.extended is not None:
+                data.extended.by_node[node.name] = NodeExtendedClaim(node_claim, mappings)
         return None
 
-    def _allocate(self, data: _State, node: NodeInfo) -> tuple[Status | None, list[dict[str, Any]]]:
+    def _allocate(
+        self, data: _State, node: NodeInfo, node_claim: dict[str, Any] | None
+    ) -> tuple[Status | None, list[dict[str, Any]]]:
+        """Allocate the claims without an allocation on ``node``; the special claim as
+        this node's variant (``node_claim``, with the requests the node's devices serve)."""
         assert data.allocator is not None
         to_allocate: list[dict[str, Any]] = []
         pending: list[dict[str, Any]] = []
+        extended = data.claims.extended_resource_claim()
         for index, claim in data.claims.to_allocate():
+            target = node_claim if claim is extended and node_claim is not None else claim
             earlier = data.informations[index].allocation
             if earlier is not None:
                 if _requires_optional_node_operations(
                     earlier
                 ) and not _declares_optional_node_operations(node):
                     return Status.unresolvable(
-                        f"resource claim {claim_ref(claim)} allocation requires "
+                        f"resource claim {claim_ref(target)} allocation requires "
                         "DRAOptionalNodeOperations feature on the node"
                     ), []
                 pending.append(earlier)
                 continue
-            to_allocate.append(claim)
+            to_allocate.append(target)
         deadline = monotonic() + self.filter_timeout if self.filter_timeout > 0 else None
         try:
             results = data.allocator.allocate(node.raw, to_allocate, deadline)
@@ -397,11 +441,16 @@ class DynamicResources:
         if data is None or data.claims.empty():
             return None, Status(Code.UNSCHEDULABLE)
         extended = data.claims.extended_resource_claim()
+        written = extended is not None and not is_special_claim_name(
+            str((extended.get("metadata") or {}).get("name") or "")
+        )
         # Upstream picks at random (map order); the lowest index is as good a pick.
         for index in sorted(data.unavailable_claims):
             claim = data.claims.get(index)
             if claim is extended:
-                continue  # deleting the special claim comes with extended resources
+                if written:
+                    break  # an earlier cycle's claim: deleted below
+                continue
             status = claim.get("status") or {}
             reserved = status.get("reservedFor") or []
             if reserved and not (len(reserved) == 1 and reserved[0].get("uid") == pod.uid):
@@ -417,6 +466,17 @@ class DynamicResources:
             except Exception as exc:  # the server's refusal, unreachable, not leading
                 return None, Status.from_exception(exc)
             return None, Status(Code.UNSCHEDULABLE, DEALLOCATED)
+        if written and extended is not None:
+            # An earlier cycle's special claim may hold a stale allocation: delete it, and
+            # the next attempt starts anew (the deletion's event brings the pod back).
+            client = self._client()
+            if client is None:
+                return None, Status.error("no API client to delete claims with")
+            try:
+                await delete_claim(client, self._store(), extended)
+            except Exception as exc:
+                return None, Status.from_exception(exc)
+            return None, Status(Code.UNSCHEDULABLE, DELETED)
         return None, Status(Code.UNSCHEDULABLE)
 
     # -- Score ----------------------------------------------------------------------------
@@ -463,8 +523,15 @@ class DynamicResources:
                 f"claims to allocate, want {len(to_allocate)} claims"
             )
         store = self._store()
-        for (index, claim), allocation in zip(to_allocate, allocations, strict=True):
+        for (index, user_claim), allocation in zip(to_allocate, allocations, strict=True):
             data.informations[index].allocation = allocation
+            claim = user_claim
+            if user_claim is extended:
+                # The node's variant of the special claim, under its temporary UID.
+                node_claim = data.extended.node_claim(node_name) if data.extended else None
+                if node_claim is None:
+                    return Status.error(f"extended resource claim not found for node {node_name}")
+                claim = node_claim.claim
             meta = claim.get("metadata") or {}
             finalizers = list(meta.get("finalizers") or ())
             if FINALIZER not in finalizers:
@@ -494,6 +561,15 @@ class DynamicResources:
                 client = self._client()
                 if client is not None and self.handle is not None:
                     self.handle.run_in_background(remove_reservation(client, store, claim, pod.uid))
+        if data.extended is not None:
+            # The special claim: in flight no more, and deleted if PreBind created it
+            # (in the background, as the reservations above; failures are logged).
+            created = unreserve_extended_resource_claim(
+                store, data.claims.extended_resource_claim(), data.extended
+            )
+            client = self._client()
+            if created is not None and client is not None and self.handle is not None:
+                self.handle.run_in_background(delete_claim_logged(client, store, created))
 
     # -- PreBind --------------------------------------------------------------------------
 
@@ -516,10 +592,24 @@ class DynamicResources:
             return Status.error("no API client to write resource claims with")
         store = self._store()
         written: list[str] = []
+        extended = data.claims.extended_resource_claim()
         for index, claim in data.claims.all():
             if is_reserved_for_pod(pod, claim):
                 continue
             allocation = data.informations[index].allocation
+            if claim is extended:
+                if allocation is None and not _has_requests(claim):
+                    continue  # the node's device plugins provide it all
+                try:
+                    await self._bind_extended(client, data, index, pod, node_name)
+                except (BindError, ExtendedResourceError) as exc:
+                    cause = exc.cause if isinstance(exc, BindError) else exc.__cause__
+                    return Status.from_exception(cause or exc, str(exc))
+                except Exception as exc:  # not leading, unreachable
+                    return Status.from_exception(exc)
+                if allocation is not None and data.extended is not None:
+                    written.append(data.extended.initial_claim_uid)
+                continue
             try:
                 updated = await bind_claim(client, store, claim, allocation, pod)
             except BindError as exc:
@@ -538,6 +628,26 @@ class DynamicResources:
             for uid in written:
                 store.remove_claim_pending_allocation(uid, force=True)
         return status
+
+    async def _bind_extended(
+        self, client: ClusterClient, data: _State, index: int, pod: PodInfo, node_name: str
+    ) -> None:
+        """Upstream ``bindClaim`` for the special claim: created first (from this node's
+        variant) if it is still in memory, then written as any claim, then waited for in
+        the assume cache, and named in the pod's ``status.extendedResourceClaimStatus``."""
+        assert data.extended is not None
+        store = self._store()
+        claim = data.claims.get(index)
+        if is_special_claim_name(str((claim.get("metadata") or {}).get("name") or "")):
+            claim = await create_extended_resource_claim_in_api(client, node_name, data.extended)
+            # Unreserve deletes it from now on.
+            data.claims.set(index, claim)
+        updated = await bind_claim(client, store, claim, data.informations[index].allocation, pod)
+        data.claims.set(index, updated)
+        await wait_for_extended_claim_in_assume_cache(store, updated)
+        await patch_pod_extended_resource_claim_status(
+            client, pod, updated, node_name, data.extended
+        )
 
     async def _wait_for_binding_conditions(self, data: _State) -> Status | None:
         """Upstream's ``PollUntilContextTimeout`` over ``isPodReadyForBinding``: at once,
@@ -574,6 +684,10 @@ class DynamicResources:
 
     def _client(self) -> ClusterClient | None:
         return self.handle.client if self.handle is not None else None
+
+
+def _has_requests(claim: dict[str, Any]) -> bool:
+    return bool(((claim.get("spec") or {}).get("devices") or {}).get("requests"))
 
 
 def _validate_device_class(store: DraStore, class_name: Any, request: str) -> Status | None:
