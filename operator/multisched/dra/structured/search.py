@@ -27,7 +27,6 @@ from .types import (
     DeviceID,
     Features,
     generate_share_id,
-    klog_kobj,
 )
 
 _DEADLINE = "filter operation aborted: context deadline exceeded"
@@ -144,7 +143,7 @@ class Search:
         self.features = owner.features
         self.node = node
         self.claims = claims
-        self.kobjs = [klog_kobj(claim) for claim in claims]
+        self.kobjs: list[str] = []
         self.claim_requests: list[list[Mapping[str, Any]]] = []
         self.pools = pools
         self.deadline = deadline
@@ -435,12 +434,20 @@ class Search:
 
     def capacity_fits(self, request: Request, device: Device) -> bool:
         """The alloc's ``CmpRequestOverCapacity``: against what is allocated and allocating."""
-        current = self.owner.allocated_state.aggregated_capacity.get(device.id) or {}
+        device_id = device.id
+        current = self.owner.allocated_state.aggregated_capacity.get(device_id) or {}
+        if (
+            not request.capacity_requests
+            and not current
+            and not self.allocating_capacity.get(device_id)
+            and device.plain_capacity
+        ):
+            return True  # what cmp_request_over_capacity finds, without the arithmetic
         return cmp_request_over_capacity(
             current,
             request.capacity_requests,
             device.capacity,
-            self.allocating_capacity.get(device.id),
+            self.allocating_capacity.get(device_id),
             self.features.fractional_capacity_range,
         )
 

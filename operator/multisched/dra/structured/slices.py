@@ -46,6 +46,7 @@ class Device:
 
     __slots__ = (
         "_capacity",
+        "_plain_capacity",
         "all_nodes",
         "allow_multiple_allocations",
         "binding_conditions",
@@ -81,6 +82,7 @@ class Device:
             for c in raw.get("consumesCounters") or ()
         ]
         self._capacity: dict[str, DeviceCapacity] | None = None
+        self._plain_capacity: bool | None = None
         #: CEL expression -> whether this device matches it.
         self.cel: dict[str, bool] = {}
 
@@ -96,6 +98,17 @@ class Device:
             except QuantityError as err:
                 raise AllocationError(f"device {self.id}: capacity: {err}") from None
         return self._capacity
+
+    @property
+    def plain_capacity(self) -> bool:
+        """No capacity has a request policy or is negative: a request for no capacity then
+        consumes each whole, which fits exactly when nothing else holds any of it."""
+        plain = self._plain_capacity
+        if plain is None:
+            plain = self._plain_capacity = all(
+                c.policy is None and c.value.amount >= 0 for c in self.capacity.values()
+            )
+        return plain
 
     def uses_compatibility_groups(self) -> bool:
         return any(c.get("compatibilityGroups") for c in self.raw.get("consumesCounters") or ())
@@ -159,7 +172,7 @@ class Slice:
 class SliceIndex:
     """All slices, by node name (node-local ones) and by pool."""
 
-    __slots__ = ("by_pool", "on_node", "raw", "shared", "slices")
+    __slots__ = ("by_pool", "on_node", "pools_by_node", "raw", "shared", "slices")
 
     def __init__(self, raw: Sequence[Mapping[str, Any]], previous: SliceIndex | None) -> None:
         self.raw = tuple(raw)
@@ -170,6 +183,9 @@ class SliceIndex:
         self.on_node: dict[str, list[Slice]] = {}
         self.shared: list[Slice] = []
         self.by_pool: dict[tuple[str, str], list[Slice]] = {}
+        #: Node name -> (node object, features, what the allocator gathered for it): a
+        #: node's pools depend only on these slices, the node and the features.
+        self.pools_by_node: dict[str, tuple[Any, Any, Any]] = {}
         for obj in self.raw:
             parsed = known.get(id(obj))
             if parsed is None or parsed.raw is not obj:

@@ -11,7 +11,7 @@ from .constraint import Constraint, DistinctAttributeConstraint, MatchAttributeC
 from .consumable_capacity import CapacityRangeError, cmp_request_over_capacity
 from .requests import ALL, EXACT_COUNT, Request, RequestData, claim_requests
 from .search import RequestKey, Search
-from .types import ALLOCATION_RESULTS_MAX_SIZE, AllocationError
+from .types import ALLOCATION_RESULTS_MAX_SIZE, AllocationError, klog_kobj
 
 _MAX_INT = 2**63 - 1
 
@@ -20,6 +20,7 @@ def prepare_claims(search: Search) -> None:
     """Fill ``search.request_data`` (one entry per request, or per subrequest) and
     ``search.constraints``; raise AllocationError for what cannot be handled."""
     features = search.features
+    search.kobjs = [klog_kobj(claim) for claim in search.claims]
     for ci, claim in enumerate(search.claims):
         kobj = search.kobjs[ci]
         requests = claim_requests(claim)
@@ -68,10 +69,11 @@ def prepare_claims(search: Search) -> None:
                     "accounted for"
                 )
             min_per_claim += num
-        search.constraints.append(_constraints(kobj, claim))
+        search.constraints.append(claim_constraints(kobj, claim))
 
 
-def _constraints(kobj: str, claim: Mapping[str, Any]) -> list[Constraint]:
+def claim_constraints(kobj: str, claim: Mapping[str, Any]) -> list[Constraint]:
+    """The claim's constraints, fresh (they keep the search's state)."""
     out: list[Constraint] = []
     raw = ((claim.get("spec") or {}).get("devices") or {}).get("constraints") or ()
     for i, constraint in enumerate(raw):
