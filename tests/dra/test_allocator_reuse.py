@@ -119,6 +119,9 @@ def _claims(rng: random.Random) -> list[Obj]:
     for c in range(rng.randint(1, 2)):
         requests = [_request(rng, f"req-{r}") for r in range(rng.randint(1, 2))]
         devices: Obj = {"requests": requests}
+        if rng.random() < 0.3:
+            opaque = {"driver": "driver-b", "parameters": {"claim": c}}
+            devices["config"] = [{"requests": ["req-0"], "opaque": opaque}]
         if rng.random() < 0.25 and len(requests) > 1:
             devices["constraints"] = [{"matchAttribute": "model"}]
         claims.append(
@@ -132,7 +135,8 @@ CLASSES: dict[str, Obj] = {
         {"cel": {"expression": 'device.driver == "driver-a"'}}]}},
     "class-b": {"metadata": {"name": "class-b"}, "spec": {"selectors": [
         {"cel": {"expression": _model_is("b")}}]}},
-    "class-any": {"metadata": {"name": "class-any"}, "spec": {}},
+    "class-any": {"metadata": {"name": "class-any"}, "spec": {
+        "config": [{"opaque": {"driver": "driver-a", "parameters": {"any": True}}}]}},
 }  # fmt: skip
 
 

@@ -130,6 +130,7 @@ class Allocator:
         ):
             search.kobjs = last.kobjs
             search.claim_requests = last.claim_requests
+            search.configured = last.configured
             search.request_data = last.request_data
             for data in last.request_data.values():
                 data.selected_sub_request_index = 0
@@ -148,10 +149,11 @@ class Allocator:
 class _Prepared:
     """What ``prepare_claims`` made of a list of claims."""
 
-    __slots__ = ("claim_requests", "claims", "kobjs", "request_data")
+    __slots__ = ("claim_requests", "claims", "configured", "kobjs", "request_data")
 
     def __init__(self, search: Search) -> None:
         self.claims = tuple(search.claims)
         self.kobjs = search.kobjs
         self.claim_requests = search.claim_requests
+        self.configured = search.configured
         self.request_data = search.request_data

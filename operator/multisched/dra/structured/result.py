@@ -21,7 +21,7 @@ def build_results(search: Search) -> list[dict[str, Any]]:
         results = [_device_result(r, binding) for r in devices]
         if results:
             allocation["devices"]["results"] = results
-        config = _config(search, ci)
+        config = _config(search, ci) if search.configured[ci] else None
         if config:
             allocation["devices"]["config"] = config
         try:

@@ -118,6 +118,7 @@ class Search:
         "allocating_devices",
         "claim_requests",
         "claims",
+        "configured",
         "constraints",
         "consumed_counters",
         "deadline",
@@ -145,6 +146,8 @@ class Search:
         self.claims = claims
         self.kobjs: list[str] = []
         self.claim_requests: list[list[Mapping[str, Any]]] = []
+        #: Per claim: it or a class of its requests has device configuration.
+        self.configured: list[bool] = []
         self.pools = pools
         self.deadline = deadline
         #: (device, request key) -> selectable: the selectors do not depend on the search.

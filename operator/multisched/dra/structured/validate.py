@@ -70,6 +70,17 @@ def prepare_claims(search: Search) -> None:
                 )
             min_per_claim += num
         search.constraints.append(claim_constraints(kobj, claim))
+        search.configured.append(_configured(search, ci, claim))
+
+
+def _configured(search: Search, ci: int, claim: Mapping[str, Any]) -> bool:
+    if ((claim.get("spec") or {}).get("devices") or {}).get("config"):
+        return True
+    return any(
+        ((data.device_class or {}).get("spec") or {}).get("config")
+        for key, data in search.request_data.items()
+        if key[0] == ci
+    )
 
 
 def claim_constraints(kobj: str, claim: Mapping[str, Any]) -> list[Constraint]:
