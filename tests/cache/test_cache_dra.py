@@ -102,7 +102,13 @@ def recount(store: DraStore) -> tuple[set[Any], set[Any], dict[Any, dict[str, De
 
 
 def test_kinds_are_upstream_event_resources() -> None:
-    assert DRA_KINDS == ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice")
+    assert DRA_KINDS == (
+        "DeviceClass",
+        "ResourceClaim",
+        "ResourceClaimTemplate",
+        "ResourceSlice",
+        "DeviceTaintRule",
+    )
     assert {"ResourceClaim", "ResourceClaimTemplate"} == NAMESPACED_DRA_KINDS
 
 

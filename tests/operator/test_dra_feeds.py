@@ -41,6 +41,7 @@ def serve_dra(kmock: KubernetesEmulator) -> None:
         ("deviceclasses", "DeviceClass", False),
         ("resourceslices", "ResourceSlice", False),
         ("resourceclaims", "ResourceClaim", True),
+        ("devicetaintrules", "DeviceTaintRule", False),
     ):
         kmock.resources[f"resource.k8s.io/v1/{plural}"] = ResourceInfo(
             kind=kind,
@@ -131,7 +132,7 @@ async def test_dra_kinds_have_optional_feeds_and_templates_none(runtime: Runtime
         for f in runtime.cluster.feeds()
         if f.resource.group == "resource.k8s.io"
     }
-    assert set(dra) == {"deviceclasses", "resourceclaims", "resourceslices"}
+    assert set(dra) == {"deviceclasses", "resourceclaims", "resourceslices", "devicetaintrules"}
     assert all(f.optional and f.resource.version == "v1" for f in dra.values())
     assert runtime.intake is not None
     informers = {str(i.resource): i for i in runtime.intake.informers}
@@ -234,5 +235,87 @@ async def test_the_informers_bring_served_dra_objects(kmock: KubernetesEmulator)
         # Nothing of what the allocator reads is trimmed on the way in.
         assert stored["status"]["allocation"] == claim["status"]["allocation"]
         assert dra.allocated_devices()[0] == {(DRIVER, "n1", "gpu-0")}
+    finally:
+        await rt.stop()
+
+
+def rule_obj(version: str = "1", effect: str = "NoSchedule") -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceTaintRule",
+        "metadata": {"name": "broken", "uid": "uid-rule", "resourceVersion": version},
+        "spec": {
+            "deviceSelector": {"driver": DRIVER, "pool": "n1"},
+            "taint": {"key": "example.com/broken", "effect": effect},
+        },
+    }
+
+
+async def test_a_rule_raises_the_updates_of_the_slices_it_retaints(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As upstream's slice tracker: a rule change is a ResourceSlice update of each slice
+    whose devices' taints it changed (old and new as DynamicResources read them), and
+    nothing when no taint changes."""
+    raised: list[tuple[str, Any, Any]] = []
+
+    def record(event: Any, only: Any = None, old: Any = None, new: Any = None) -> int:
+        raised.append((event.label, old, new))
+        return 0
+
+    monkeypatch.setattr(runtime.scheduler.queue, "move_all_to_active_or_backoff", record)
+    slices, rules = feed(runtime, "resourceslices"), feed(runtime, "devicetaintrules")
+    slices.on_upsert(slice_obj("n1"))
+    slices.on_upsert(slice_obj("n2"))
+    raised.clear()
+    rules.on_upsert(rule_obj())
+    ((label, old, new),) = raised
+    assert label == "resource.k8s.io/ResourceSliceUpdate"
+    assert "taints" not in old["spec"]["devices"][0]
+    assert new["spec"]["devices"][0]["taints"] == [rule_obj()["spec"]["taint"]]
+    raised.clear()
+    rules.on_upsert(rule_obj("2"))  # the same taint: no slice changed
+    assert raised == []
+    rules.on_delete(rule_obj("2"))
+    ((label, old, new),) = raised
+    assert (
+        label == "resource.k8s.io/ResourceSliceUpdate" and "taints" not in new["spec"]["devices"][0]
+    )
+
+
+async def test_removing_a_rule_requeues_what_dynamic_resources_rejected(runtime: Runtime) -> None:
+    await runtime.profile_sync.on_profile(profile_obj(SCHED))
+    feed(runtime, "resourceslices").on_upsert(slice_obj("n1"))
+    rules = feed(runtime, "devicetaintrules")
+    rules.on_upsert(rule_obj())
+    pod = pod_dict("trainer", scheduler_name=SCHED)
+    pod["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimName": "gpu"}]
+    uid = pod["metadata"]["uid"]
+    feed(runtime, "resourceclaims").on_upsert(claim_obj("1"))
+    await runtime.cluster.on_pod(pod)
+    queue = runtime.scheduler.queue
+    qpi = queue.pop_nowait()
+    assert qpi is not None
+    queue.add_unschedulable(qpi, {"DynamicResources"})  # the only device is tainted
+    rules.on_upsert(rule_obj("2"))  # a status update, say: the taint stays
+    assert queue.where(uid) == "unschedulable"
+    rules.on_delete(rule_obj("2"))
+    assert queue.where(uid) in ("active", "backoff")
+
+
+async def test_the_informers_bring_served_rules(kmock: KubernetesEmulator) -> None:
+    serve_dra(kmock)
+    async with kmock.post("/apis/resource.k8s.io/v1/resourceslices", json=slice_obj("n1")) as r:
+        assert r.status in (200, 201), await r.text()
+    async with kmock.post("/apis/resource.k8s.io/v1/devicetaintrules", json=rule_obj()) as r:
+        assert r.status in (200, 201), await r.text()
+    rt = await start(kmock)
+    try:
+        assert rt.intake is not None
+        informers = {str(i.resource): i for i in rt.intake.informers}
+        for name in ("resourceslices.resource.k8s.io", "devicetaintrules.resource.k8s.io"):
+            await asyncio.wait_for(informers[name].synced.wait(), 10)
+        (listed,) = rt.scheduler.cache.dra.list_slices()
+        assert listed["spec"]["devices"][0]["taints"][0]["key"] == "example.com/broken"
     finally:
         await rt.stop()

@@ -24,6 +24,7 @@ from typing import Any
 
 from multisched.meta import object_key
 
+from .device_taints import PatchedSlices
 from .quantity import QuantityError, parse_quantity
 from .volumes import AssumeCache
 
@@ -36,7 +37,15 @@ DEVICE_CLASS = "DeviceClass"
 RESOURCE_CLAIM = "ResourceClaim"
 RESOURCE_CLAIM_TEMPLATE = "ResourceClaimTemplate"
 RESOURCE_SLICE = "ResourceSlice"
-DRA_KINDS = (DEVICE_CLASS, RESOURCE_CLAIM, RESOURCE_CLAIM_TEMPLATE, RESOURCE_SLICE)
+#: Cluster-scoped; taints devices of the slices (device_taints.py).
+DEVICE_TAINT_RULE = "DeviceTaintRule"
+DRA_KINDS = (
+    DEVICE_CLASS,
+    RESOURCE_CLAIM,
+    RESOURCE_CLAIM_TEMPLATE,
+    RESOURCE_SLICE,
+    DEVICE_TAINT_RULE,
+)
 #: Kinds whose objects live in a namespace (keyed ``namespace/name``).
 NAMESPACED_DRA_KINDS = frozenset({RESOURCE_CLAIM, RESOURCE_CLAIM_TEMPLATE})
 #: The extended resource every DeviceClass stands for, whatever its spec says
@@ -154,18 +163,26 @@ def add_capacity(
 
 
 class DraStore:
-    """DeviceClasses, ResourceClaims (assume cache), ResourceClaimTemplates and
-    ResourceSlices, the in-flight allocations, and the devices they all take."""
+    """DeviceClasses, ResourceClaims (assume cache), ResourceClaimTemplates,
+    ResourceSlices and DeviceTaintRules, the in-flight allocations, and the devices they
+    all take."""
 
     def __init__(self) -> None:
         self.claims = AssumeCache(RESOURCE_CLAIM, on_change=self._claim_changed)
         self.device_classes: dict[str, Obj] = {}
         self.templates: dict[str, Obj] = {}
         self.slices: dict[str, Obj] = {}
-        #: Bumped on any ResourceSlice or DeviceClass change: what a reader derived from
-        #: them (per-node device lists, say) is stale once it moves.
+        #: Bumped on any ResourceSlice or DeviceClass change, and a DeviceTaintRule change
+        #: that retaints a slice: what a reader derived from them (per-node device lists,
+        #: say) is stale once it moves.
         self.slices_revision = 0
         self._slice_list: list[Obj] | None = None
+        self.taint_rules: dict[str, Obj] = {}
+        #: The slices as the DeviceTaintRules taint them (upstream's slice tracker).
+        self._patched = PatchedSlices()
+        #: Told ``(old, new)`` of a slice a DeviceTaintRule change retainted, as upstream's
+        #: tracker sends a ResourceSlice update: the scheduler sets it to its queue.
+        self.on_slice_retainted: Callable[[Obj, Obj], None] | None = None
         #: Extended resource name -> DeviceClass; None until read after a class change.
         self._extended: dict[str, Obj] | None = None
         self._in_flight: dict[str, _InFlight] = {}
@@ -188,8 +205,9 @@ class DraStore:
                 return self.claims.on_upsert(obj)
             finally:
                 self._feeding = False
-        self._plain(kind)[object_key(obj)] = obj
-        self._changed(kind)
+        key = object_key(obj)
+        self._plain(kind)[key] = obj
+        self._changed(kind, key, obj)
         return True
 
     def delete(self, kind: str, obj: Mapping[str, Any]) -> None:
@@ -200,8 +218,9 @@ class DraStore:
             finally:
                 self._feeding = False
             return
-        if self._plain(kind).pop(object_key(obj), None) is not None:
-            self._changed(kind)
+        key = object_key(obj)
+        if self._plain(kind).pop(key, None) is not None:
+            self._changed(kind, key, None)
 
     def load(self, kind: str, objs: Iterable[Obj]) -> None:
         for obj in objs:
@@ -235,12 +254,24 @@ class DraStore:
             return self.slices
         if kind == RESOURCE_CLAIM_TEMPLATE:
             return self.templates
+        if kind == DEVICE_TAINT_RULE:
+            return self.taint_rules
         raise KeyError(f"not a DRA kind: {kind}")
 
-    def _changed(self, kind: str) -> None:
+    def _changed(self, kind: str, key: str, obj: Obj | None) -> None:
         if kind == RESOURCE_SLICE:
+            if self._patched:
+                self._patched.slice_changed(key, obj)
             self._slice_list = None
             self.slices_revision += 1
+        elif kind == DEVICE_TAINT_RULE:
+            retainted = self._patched.rule_changed(key, obj, self.slices)
+            if retainted:
+                self._slice_list = None
+                self.slices_revision += 1
+                if self.on_slice_retainted is not None:
+                    for old, new in retainted:
+                        self.on_slice_retainted(old, new)
         elif kind == DEVICE_CLASS:
             self._extended = None
             self.slices_revision += 1
@@ -258,9 +289,14 @@ class DraStore:
         return self.templates.get(f"{namespace}/{name}")
 
     def list_slices(self) -> list[Obj]:
-        """Every ResourceSlice; the same list until one changes (do not mutate it)."""
+        """Every ResourceSlice, with the DeviceTaintRules' taints (upstream
+        ``ListWithDeviceTaintRules``); the same list until that changes (do not mutate it)."""
         if self._slice_list is None:
-            self._slice_list = list(self.slices.values())
+            if self._patched.patched:
+                visible = self._patched.visible
+                self._slice_list = [visible(k, s) for k, s in self.slices.items()]
+            else:
+                self._slice_list = list(self.slices.values())
         return self._slice_list
 
     def device_class_for_extended_resource(self, resource_name: str) -> Obj | None:

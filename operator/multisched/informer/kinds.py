@@ -22,6 +22,8 @@ DRA: dict[str, Resource] = {
     "ResourceClaim": Resource("resource.k8s.io", "v1", "resourceclaims"),
     "ResourceClaimTemplate": Resource("resource.k8s.io", "v1", "resourceclaimtemplates"),
     "ResourceSlice": Resource("resource.k8s.io", "v1", "resourceslices"),
+    # Served in v1 from v1.37 on: an older server's rules read as none.
+    "DeviceTaintRule": Resource("resource.k8s.io", "v1", "devicetaintrules"),
 }
 
 #: scheduler-plugins' kinds (Coscheduling, CapacityScheduling), by kind name: optional,

@@ -115,7 +115,8 @@ class ClusterEventHandlers:
             ),
             *(
                 # Optional: a server that does not serve resource.k8s.io/v1 has no DRA
-                # objects (its pods with claims wait, as they would for a missing claim).
+                # objects (its pods with claims wait, as they would for a missing claim);
+                # one before v1.37 serves no DeviceTaintRules there, and taints nothing.
                 # Templates are not watched: kube-scheduler neither reads them nor may list
                 # them (the resourceclaim controller makes claims of them).
                 Feed(resource, self._dra_upsert(kind), self._dra_delete(kind), optional=True)

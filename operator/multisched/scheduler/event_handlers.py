@@ -24,6 +24,7 @@ from multisched.framework.events import (
     NODE_ADD,
     NODE_DELETE,
     RESOURCE_CLAIM_UPDATE,
+    RESOURCE_SLICE_UPDATE,
     STORAGE_DELETE_EVENTS,
     STORAGE_EVENTS,
     UPDATE,
@@ -60,6 +61,9 @@ class EventHandlers:
         # A claim the scheduler assumes (PreBind's write) or restores is an event too, as
         # upstream's assume cache raises it: the pods waiting for that claim move.
         cache.dra.on_claim_assumed = self._claim_assumed
+        # A DeviceTaintRule change that retaints a slice is that slice's update, as
+        # upstream's slice tracker reports it: pods waiting for a device may fit now.
+        cache.dra.on_slice_retainted = self._slice_retainted
 
     @property
     def profiles(self) -> Mapping[str, Framework]:
@@ -197,10 +201,11 @@ class EventHandlers:
             self.queue.move_all_to_active_or_backoff(update, old=old, new=raw)
 
     def on_dra_object(self, kind: str, raw: dict[str, Any], deleted: bool = False) -> None:
-        """A DeviceClass, ResourceClaim, ResourceClaimTemplate or ResourceSlice was added,
-        changed or (``deleted``) deleted: pods DynamicResources (or NodeResourcesFit, for
-        a class's extended resource) rejected may fit now. Templates raise no event:
-        upstream watches none (the resourceclaim controller turns them into claims)."""
+        """A DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice or
+        DeviceTaintRule was added, changed or (``deleted``) deleted: pods DynamicResources
+        (or NodeResourcesFit, for a class's extended resource) rejected may fit now.
+        Templates raise no event: upstream watches none (the resourceclaim controller turns
+        them into claims); a rule raises the updates of the slices it retaints."""
         dra = self.cache.dra
         old = dra.get(kind, object_key(raw))
         if deleted:
@@ -222,6 +227,9 @@ class EventHandlers:
 
     def _claim_assumed(self, old: dict[str, Any], new: dict[str, Any]) -> None:
         self.queue.move_all_to_active_or_backoff(RESOURCE_CLAIM_UPDATE, old=old, new=new)
+
+    def _slice_retainted(self, old: dict[str, Any], new: dict[str, Any]) -> None:
+        self.queue.move_all_to_active_or_backoff(RESOURCE_SLICE_UPDATE, old=old, new=new)
 
     def on_group_object(self, kind: str, raw: dict[str, Any], deleted: bool = False) -> None:
         """A PodGroup or ElasticQuota was added, changed or deleted: the gang and quota

@@ -89,8 +89,8 @@ class EngineFeed(Protocol):
     def on_storage_object_deleted(self, kind: str, raw: dict[str, Any]) -> None: ...
 
     def on_dra_object(self, kind: str, raw: dict[str, Any], deleted: bool = False) -> None:
-        """A DeviceClass, ResourceClaim, ResourceClaimTemplate or ResourceSlice was added,
-        changed or (``deleted``) deleted."""
+        """A DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice or
+        DeviceTaintRule was added, changed or (``deleted``) deleted."""
         ...
 
     def on_group_object(self, kind: str, raw: dict[str, Any], deleted: bool = False) -> None:

@@ -15,7 +15,13 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from multisched.cache import Cache, NodeError, PodError, PodInfo, VolumeStore
-from multisched.cache.dra import DEVICE_CLASS, RESOURCE_CLAIM, RESOURCE_SLICE, DraStore
+from multisched.cache.dra import (
+    DEVICE_CLASS,
+    DEVICE_TAINT_RULE,
+    RESOURCE_CLAIM,
+    RESOURCE_SLICE,
+    DraStore,
+)
 from multisched.cache.groups import GROUP_KINDS
 from multisched.cache.volumes import NAMESPACED_VOLUME_KINDS, VOLUME_KINDS
 from multisched.cache.workloads import WORKLOAD_KINDS
@@ -233,8 +239,8 @@ class ClusterInput:
         #: ResourceClaims and ResourceClaimTemplates, as (kind, object): the resourceclaim
         #: controller's input, then (with the claims it created) DynamicResources'.
         self.claims: list[tuple[str, dict[str, Any]]] = []
-        #: DeviceClasses and ResourceSlices, as (kind, object): with the claims, what
-        #: DynamicResources allocates from.
+        #: DeviceClasses, ResourceSlices and DeviceTaintRules, as (kind, object): with the
+        #: claims, what DynamicResources allocates from.
         self.devices: list[tuple[str, dict[str, Any]]] = []
         #: What the cluster's API server and controllers change before scheduling (settle.py).
         self.settled: list[Settlement] = []
@@ -347,7 +353,7 @@ class ClusterInput:
                 "uid", str(uuid.uuid5(uuid.NAMESPACE_URL, f"{kind}/{meta['namespace']}/{name}"))
             )
             self.claims.append((kind, {**raw, "metadata": meta}))
-        elif kind in (DEVICE_CLASS, RESOURCE_SLICE):
+        elif kind in (DEVICE_CLASS, RESOURCE_SLICE, DEVICE_TAINT_RULE):
             meta = dict(meta)
             meta.setdefault("uid", str(uuid.uuid5(uuid.NAMESPACE_URL, f"{kind}/{name}")))
             if kind == DEVICE_CLASS:

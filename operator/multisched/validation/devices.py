@@ -1,9 +1,10 @@
 """kube-apiserver's rules for the DRA device kinds simulate reads (``resource.k8s.io/v1``):
-DeviceClass and ResourceSlice (``pkg/apis/resource/validation``: ``ValidateDeviceClass``,
-``ValidateResourceSlice``), for what the allocator relies on: names, the pool, where the
-devices are, device names. A selector's CEL expression is compiled by the allocator, which
-reports a bad one as upstream's scheduler reports a stored one; attribute, capacity and
-counter details are the schema's to check.
+DeviceClass, ResourceSlice and DeviceTaintRule (``pkg/apis/resource/validation``:
+``ValidateDeviceClass``, ``ValidateResourceSlice``, ``ValidateDeviceTaintRule``), for what
+the allocator relies on: names, the pool, where the devices are, device names, taints. A
+selector's CEL expression is compiled by the allocator, which reports a bad one as
+upstream's scheduler reports a stored one; attribute, capacity and counter details are the
+schema's to check.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from .names import (
     is_dns1123_label,
     is_dns1123_subdomain,
     is_long_name,
+    not_supported,
     required,
 )
 from .storage import _csi_driver_name
@@ -101,16 +103,8 @@ def validate_resource_slice(obj: Obj) -> list[str]:
 
 
 def _pool(errs: Errors, pool: Obj, path: str) -> None:
-    """``validateResourcePool``: each /-separated part of the name a DNS subdomain."""
-    name = _str(pool.get("name"))
-    if not name:
-        errs.append(required(f"{path}.name"))
-    else:
-        if len(name) > POOL_NAME_MAX:
-            errs.append(f"{path}.name: Too long: may not be more than {POOL_NAME_MAX} bytes")
-        for part in name.split("/"):
-            for msg in is_dns1123_subdomain(part):
-                errs.append(invalid(f"{path}.name", part, msg))
+    """``validateResourcePool``."""
+    _pool_name(errs, _str(pool.get("name")), f"{path}.name")
     count = pool.get("resourceSliceCount")
     if not isinstance(count, int) or count <= 0:
         errs.append(invalid(f"{path}.resourceSliceCount", count or 0, "must be greater than zero"))
@@ -119,6 +113,18 @@ def _pool(errs: Errors, pool: Obj, path: str) -> None:
         errs.append(
             invalid(f"{path}.generation", generation, "must be greater than or equal to zero")
         )
+
+
+def _pool_name(errs: Errors, name: str, path: str) -> None:
+    """``validatePoolName``: each /-separated part a DNS subdomain."""
+    if not name:
+        errs.append(required(path))
+        return
+    if len(name) > POOL_NAME_MAX:
+        errs.append(f"{path}: Too long: may not be more than {POOL_NAME_MAX} bytes")
+    for part in name.split("/"):
+        for msg in is_dns1123_subdomain(part):
+            errs.append(invalid(path, part, msg))
 
 
 def _node_fields(errs: Errors, spec: Obj, path: str, device: bool) -> list[str]:
@@ -180,6 +186,8 @@ def _devices(errs: Errors, spec: Obj, path: str) -> None:
         device = _map(raw)
         errs.name(f"{path}[{i}].name", _str(device.get("name")), is_dns1123_label)
         _device_nodes(errs, device, f"{path}[{i}]", per_device)
+        for j, taint in enumerate(_items(device.get("taints"))):
+            _device_taint(errs, _map(taint), f"{path}[{i}].taints[{j}]")
     # ``validateSet``: duplicates after every item's own problems.
     seen: set[str] = set()
     for i, raw in enumerate(devices):
@@ -215,7 +223,43 @@ def _device_nodes(errs: Errors, device: Obj, path: str, per_device: bool) -> Non
         errs.append(invalid_shown(path, f'"{{{", ".join(set_fields)}}}"', detail))
 
 
+def validate_device_taint_rule(obj: Obj) -> list[str]:
+    """``ValidateDeviceTaintRule``: a DNS subdomain name, a selector naming a valid driver,
+    pool and device where it names them, and a valid taint."""
+    errs = Errors()
+    validate_meta(errs, _map(obj.get("metadata")), False, is_dns1123_subdomain)
+    spec = _map(obj.get("spec"))
+    selector = spec.get("deviceSelector")
+    if isinstance(selector, dict):
+        path = "spec.deviceSelector"
+        if selector.get("driver") is not None:
+            _csi_driver_name(errs, _str(selector["driver"]), f"{path}.driver")
+        if selector.get("pool") is not None:
+            _pool_name(errs, _str(selector["pool"]), f"{path}.pool")
+        if selector.get("device") is not None:
+            errs.name(f"{path}.device", _str(selector["device"]), is_dns1123_label)
+    _device_taint(errs, _map(spec.get("taint")), "spec.taint")
+    return list(errs)
+
+
+def _device_taint(errs: Errors, taint: Obj, path: str) -> None:
+    """``validateDeviceTaint``: a qualified key, a label value, a known effect."""
+    errs.label_name(f"{path}.key", _str(taint.get("key")))
+    value = taint.get("value")
+    if value:
+        errs.label_value(f"{path}.value", value)
+    effect = taint.get("effect")
+    if not effect:
+        errs.append(required(f"{path}.effect"))
+    elif effect not in DEVICE_TAINT_EFFECTS:
+        errs.append(not_supported(f"{path}.effect", effect, DEVICE_TAINT_EFFECTS))
+
+
+#: ``validDeviceTaintEffects``, sorted as upstream lists them.
+DEVICE_TAINT_EFFECTS = ("NoExecute", "NoSchedule", "None")
+
 DEVICE_RULES: dict[str, tuple[tuple[str, ...], Any]] = {
     "DeviceClass": ((RESOURCE_API,), validate_device_class),
     "ResourceSlice": ((RESOURCE_API,), validate_resource_slice),
+    "DeviceTaintRule": ((RESOURCE_API,), validate_device_taint_rule),
 }

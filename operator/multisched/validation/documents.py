@@ -37,6 +37,7 @@ CLUSTER_KINDS = (
     "ResourceClaimTemplate",
     "DeviceClass",
     "ResourceSlice",
+    "DeviceTaintRule",
     "PodGroup",
     "ElasticQuota",
     "Service",
