@@ -152,17 +152,6 @@ def _sent(kube: Kube, run: str) -> list[str] | None:
     return [r.name.removeprefix(f"{run}-") for r in sorted(records, key=lambda r: r.time)]
 
 
-#: The pods on node a that only their order in the queue tells apart: one of them is bound.
-TIED = ("a-lo-1", "a-lo-2", "a-lo-3")
-
-
-def _untied(placements: dict[str, str]) -> dict[str, Any]:
-    """The placements, saying only how many of ``TIED`` went where."""
-    out: dict[str, Any] = {k: v for k, v in placements.items() if k not in TIED}
-    out["tied"] = sorted(placements[n] for n in TIED)
-    return out
-
-
 def test_a_mixed_backlog_is_worked_off_as_kube_scheduler_does(
     kube: Kube, start_operator: Any, request: pytest.FixtureRequest, backlogs: None
 ) -> None:
@@ -187,7 +176,9 @@ def test_a_mixed_backlog_is_worked_off_as_kube_scheduler_does(
         **{n: "b" for n in PREEMPTORS},
         **{n: "" for n in ("a-lo-2", "a-lo-3", "z-lo")},
     }
-    assert _untied(settled["ms"]) == _untied(settled["up"]), log
+    # The tied pods too: both queue a backlog that waited for them in the order of its
+    # first listing (by name), whatever order kopf hands the pods over in.
+    assert settled["ms"] == settled["up"], log
     assert _survivors(kube, "ms") == _survivors(kube, "up") == {"c-victim"}, log
     # When a preemptor is bound against when its node's victims went is up to the API
     # server; what is determined is that room was made first (etcd revisions, as watched).
@@ -201,26 +192,17 @@ def test_a_mixed_backlog_is_worked_off_as_kube_scheduler_does(
     # Binding runs beside the next cycles in both schedulers, so what is compared is the
     # order of the bindings' priorities as the API server received them (two pods of one
     # priority, one cycle apart, may arrive either way round); upstream is held to it too.
-    apart = []
-    if settled["ms"] != settled["up"]:
-        bound = [n for n in TIED if settled["ms"][n]]
-        apart.append(
-            f"of the tied pods {TIED} kube-scheduler binds the first listed, multisched {bound}: "
-            "the first listing's pods reach its queue in kopf's hand-over order"
-        )
-    for run in RUNS:
-        sent = _sent(kube, run)
-        if sent is None:
-            continue
-        priorities = [histories[run].priority[n] for n in sent if n not in PREEMPTORS]
-        in_order = priorities == sorted(priorities, reverse=True)
-        if run == "up":
-            assert in_order, sent
-        elif not in_order:
-            # multisched sends them in queue order (seen by logging each pop and send);
-            # concurrent requests on separate HTTP/1.1 connections then overtake one another,
-            # where client-go's share one HTTP/2 connection.
-            apart.append(f"multisched's bindings reached the API server as {sent}")
-    if apart:
-        # Found by this test and reported (issue 43); strict once multisched keeps to them.
-        pytest.xfail("; ".join(apart))
+    # kube-scheduler's binding goroutines race as well (about one run in eight its bindings
+    # arrive out of priority order): the comparison holds only when its own order did.
+    sent = {run: _sent(kube, run) for run in RUNS}
+    in_order = {}
+    for run, names in sent.items():
+        if names is not None:
+            priorities = [histories[run].priority[n] for n in names if n not in PREEMPTORS]
+            in_order[run] = priorities == sorted(priorities, reverse=True)
+    if in_order.get("up") and not in_order.get("ms", True):
+        # multisched sends them in queue order (seen by logging each pop and send);
+        # concurrent requests on separate HTTP/1.1 connections then overtake one another,
+        # where client-go's share one HTTP/2 connection. Reported (issue 43); strict once
+        # multisched keeps to them.
+        pytest.xfail(f"multisched's bindings reached the API server as {sent['ms']}")

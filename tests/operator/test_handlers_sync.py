@@ -64,6 +64,8 @@ async def test_it_waits_until_the_handler_has_seen_every_pod_pending_at_start(
     await asyncio.wait_for(sync.wait_synced(), 1)
     await task
     assert not sync.waiting  # the handler stops reporting
+    # What the queue orders as an informer's listing would: not the pod created after it.
+    assert sync.listed == {"ns/a", "ns/b", "ns/c"}
     (message,) = [r.getMessage() for r in caplog.records]
     assert message.startswith("kopf handed over all 3 pending pods of its first listing (")
 

@@ -31,6 +31,37 @@ def test_active_queue_orders_by_priority_then_arrival() -> None:
     assert popped == ["high", "low", "low2"]
 
 
+def _drain(q: SchedulingQueue) -> list[str]:
+    popped = []
+    while (qpi := q.pop_nowait()) is not None:
+        popped.append(qpi.pod.name)
+    return popped
+
+
+def test_a_first_listing_is_queued_in_key_order_as_an_informer_lists_it() -> None:
+    """kopf hands the listing over in its own order; the queue then takes the API server's
+    (by namespace/name), priority first, and the pods that came after it stay behind."""
+    clock = Clock()
+    q = SchedulingQueue(by_priority, clock=clock)
+    for name, prio in (("c", 1), ("a", 1), ("z-top", 10), ("b", 1), ("late", 1)):
+        clock.now += 1
+        q.add(make_pod(name, priority=prio))
+    listed = {"default/c", "default/a", "default/z-top", "default/b"}
+    assert q.order_as_listed(listed) == 4
+    assert _drain(q) == ["z-top", "a", "b", "c", "late"]
+
+
+def test_the_listing_order_is_not_imposed_once_scheduling_started() -> None:
+    clock = Clock()
+    q = SchedulingQueue(by_priority, clock=clock)
+    for name in ("c", "b", "a"):
+        clock.now += 1
+        q.add(make_pod(name, priority=1))
+    assert q.pop_nowait() is not None  # the first cycle: "c"
+    assert q.order_as_listed({"default/a", "default/b"}) == 0
+    assert _drain(q) == ["b", "a"]
+
+
 def test_backoff_doubles_up_to_max() -> None:
     clock = Clock()
     q = SchedulingQueue(by_priority, initial_backoff=1, max_backoff=10, clock=clock)

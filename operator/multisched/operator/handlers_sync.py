@@ -85,7 +85,7 @@ class HandlersSync:
     """``seen`` is called by the pending-pod handler for every event while ``waiting``;
     ``run`` ends once each pod pending at start-up was seen (or is no longer pending)."""
 
-    __slots__ = ("_expected", "_lister", "_progress", "_seen", "_synced", "waiting")
+    __slots__ = ("_expected", "_lister", "_progress", "_seen", "_synced", "listed", "waiting")
 
     def __init__(self, lister: PendingLister) -> None:
         #: The handler reports what it is handed while this holds (one check per event).
@@ -95,6 +95,8 @@ class HandlersSync:
         self._seen: set[str] = set()
         #: The pods still waited for, once listed.
         self._expected: set[str] | None = None
+        #: The pending pods of the first listing (keys), for the queue's order.
+        self.listed: frozenset[str] = frozenset()
         self._progress = asyncio.Event()
         self._synced = asyncio.Event()
 
@@ -121,6 +123,7 @@ class HandlersSync:
             if expected is None:
                 return
             listed = len(expected)
+            self.listed = frozenset(expected)
             expected -= self._seen
             self._seen = set()
             self._expected = expected

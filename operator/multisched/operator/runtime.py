@@ -379,6 +379,9 @@ class Runtime:
         if self.intake is not None:
             await self.intake.wait_synced()  # WaitForCacheSync
             await self.handlers_sync.wait_synced()  # WaitForHandlersSync
+            # The backlog in the order an informer's first listing would have queued it.
+            self.scheduler.queue.order_as_listed(self.handlers_sync.listed)
+            self.handlers_sync.listed = frozenset()
             hook, self.on_synced = self.on_synced, None
             if hook is not None:
                 self._spawn(self._when_idle(hook))

@@ -89,6 +89,10 @@ QueueingHintMap = Mapping[str, Mapping[str, tuple[ClusterEventWithHint, ...]]]
 _Matched = tuple["QueueingHintFn | None", ...]
 
 
+def _key(pod: PodInfo) -> str:
+    return f"{pod.namespace}/{pod.name}"
+
+
 class _Ordered:
     """Heap entry ordering by the profile's queue-sort ``less``."""
 
@@ -250,6 +254,22 @@ class SchedulingQueue:
             # maybe by another replica) holds room on that node for the pods behind it.
             self.nominator.add_nominated_pod(pod, pod.nominated_node_name)
         self._to_active_or_gated(qpi, UNSCHEDULED_POD_ADD)
+
+    def order_as_listed(self, keys: Collection[str]) -> int:
+        """Before the first pop: the pods of the first listing (``namespace/name`` keys) take
+        the order the API server lists them in, by key, as kube-scheduler's informer hands
+        them to its queue. kopf hands them over in its own order, and among pods of one
+        priority activeQ goes by arrival. They swap their arrival stamps, nothing else (so
+        priority still comes first, and pods that came later stay behind). Returns how many
+        were reordered."""
+        if self.scheduling_cycle or not keys:
+            return 0
+        listed = [e.qpi for e in self._active if _key(e.qpi.pod) in keys]
+        stamps = sorted(qpi.timestamp for qpi in listed)
+        for qpi, stamp in zip(sorted(listed, key=lambda q: _key(q.pod)), stamps, strict=True):
+            qpi.timestamp = stamp
+        heapq.heapify(self._active)
+        return len(listed)
 
     def _count_incoming(self, queue: QueueName, event: str) -> None:
         key = (queue.value, event)
