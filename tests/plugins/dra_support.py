@@ -170,15 +170,24 @@ def other_claim() -> Obj:
     return claim("not-my-claim")
 
 
+#: The API server's alphabet for ``generateName`` suffixes (no vowels, no 0/1/3).
+NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+
+
 class ClaimApi:
     """The API server's side of the plugin's claim writes: stored in the cache's DraStore
-    with a new resourceVersion, as simulate does; ``fail`` makes the next writes refuse."""
+    with a new resourceVersion, as simulate does; ``fail`` makes the next writes refuse,
+    ``fail_create`` the next POSTs, ``fail_pod_status`` the next pod status patches."""
 
     def __init__(self, cache: Cache) -> None:
         self.cache = cache
-        #: ("status" | "update", the claim as written) in order.
+        #: ("status" | "update" | "create" | "delete", the claim as sent; or "pod-status",
+        #: the pod's ``extendedResourceClaimStatus``) in order.
         self.writes: list[tuple[str, Obj]] = []
         self.fail: Exception | None = None
+        self.fail_create: Exception | None = None
+        self.fail_pod_status: Exception | None = None
+        self._created = 0
         #: Before each write, the stored claim is changed by this (a concurrent writer).
         self.meddle: Any = None
 
@@ -199,6 +208,38 @@ class ClaimApi:
 
     async def update_claim(self, obj: Obj) -> Obj:
         return self._write("update", obj)
+
+    async def create_claim(self, obj: Obj) -> Obj:
+        """POST: named from ``generateName`` and 5 characters (counted, not random: the
+        test knows the name), given a uid and version 1, stored."""
+        self.writes.append(("create", copy.deepcopy(obj)))
+        if self.fail_create is not None:
+            raise self.fail_create
+        meta = dict(obj.get("metadata") or {})
+        if meta.get("name") or meta.get("uid") or meta.get("resourceVersion"):
+            raise ValueError("name, uid and resourceVersion must not be set on create")
+        n, suffix = self._created, ""
+        for _ in range(5):
+            n, digit = divmod(n, len(NAME_SUFFIX_ALPHABET))
+            suffix += NAME_SUFFIX_ALPHABET[digit]
+        self._created += 1
+        name = str(meta.get("generateName") or "") + suffix
+        meta.update(name=name, uid=f"uid-{name}", resourceVersion="1")
+        stored = {**copy.deepcopy(obj), "metadata": meta}
+        self.cache.dra.upsert(RESOURCE_CLAIM, stored)
+        return stored
+
+    async def delete_claim(self, obj: Obj) -> None:
+        """DELETE: gone from the store (one gone already is fine, as the client's 404)."""
+        self.writes.append(("delete", copy.deepcopy(obj)))
+        if self.fail is not None:
+            raise self.fail
+        self.cache.dra.delete(RESOURCE_CLAIM, obj)
+
+    async def set_extended_resource_claim_status(self, pod: PodInfo, status: Obj) -> None:
+        self.writes.append(("pod-status", copy.deepcopy(status)))
+        if self.fail_pod_status is not None:
+            raise self.fail_pod_status
 
     def _write(self, what: str, obj: Obj) -> Obj:
         self.writes.append((what, copy.deepcopy(obj)))

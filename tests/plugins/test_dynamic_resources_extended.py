@@ -348,13 +348,16 @@ def test_filter_refuses_what_neither_node_nor_class_provides() -> None:
     assert found is not None
     _, _, status = _filter(dict(found[0]), {})
     assert status is not None
-    assert (status.code, status.reasons) == (Code.UNSCHEDULABLE, (ERR_CANNOT_FIT,))
+    assert (status.code, status.reasons) == (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_CANNOT_FIT,))
 
 
 def test_filter_refuses_the_claim_of_an_earlier_cycle() -> None:
     _, _, status = _filter(owned_claim(GPU_POD), {"example.com/plugin": "1"})
     assert status is not None
-    assert (status.code, status.reasons) == (Code.UNSCHEDULABLE, (ERR_STALE_CLAIM,))
+    assert (status.code, status.reasons) == (
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+        (ERR_STALE_CLAIM,),
+    )
 
 
 # -- Unreserve / PreBind / PostFilter's delete ------------------------------------------------

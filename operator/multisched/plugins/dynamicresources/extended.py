@@ -206,12 +206,13 @@ def filter_extended_resources(
 ) -> tuple[Obj | None, list[Obj], Status | None]:
     """``filterExtendedResources``: the special claim with this node's requests and the
     container mappings; (None, [], None) when DRA has nothing to allocate here (the node's
-    device plugins provide it all); an Unschedulable status for an earlier cycle's claim
+    device plugins provide it all); UnschedulableAndUnresolvable (upstream's
+    ``statusUnschedulable``: preemption cannot help) for an earlier cycle's claim
     (PostFilter deletes it) or a resource neither the node nor a class provides."""
     if claim is None:
         return None, [], None
     if _requests_of(claim) is not None:
-        return None, [], Status.unschedulable(ERR_STALE_CLAIM)
+        return None, [], Status.unresolvable(ERR_STALE_CLAIM)
     allocatable = node.allocatable.scalar
     extended: dict[str, int] = {}
     for name, qty in state.pod_scalar_resources.items():
@@ -220,7 +221,7 @@ def filter_extended_resources(
         if resolve(name) is not None and allocatable.get(name, 0) == 0:
             extended[name] = qty  # the node provides it through DRA
         elif name not in allocatable:
-            return None, [], Status.unschedulable(ERR_CANNOT_FIT)
+            return None, [], Status.unresolvable(ERR_CANNOT_FIT)
     if no_user_claim and not extended:
         return None, [], None  # device plugins provide it all: NodeResourcesFit's
     if (claim.get("status") or {}).get("allocation"):
