@@ -376,3 +376,78 @@ def test_the_gpu_example_places_pods_by_their_devices(capsys: pytest.CaptureFixt
     refused = pods["default/infer-3"]
     assert refused["status"] == "Unschedulable"
     assert refused["message"].startswith("0/3 nodes are available: 3 cannot allocate all claims.")
+
+
+HELD = """\
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {{name: high}}
+value: 1000
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {{name: held-{i}, uid: uid-held-{i}}}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly: {{deviceClassName: gpu}}
+status:
+  allocation:
+    devices:
+      results: [{{request: gpu, driver: gpu.example.com, pool: n1, device: gpu-{i}}}]
+    nodeSelector:
+      nodeSelectorTerms:
+      - matchFields: [{{key: metadata.name, operator: In, values: [n1]}}]
+  reservedFor: [{{resource: pods, name: low-{i}, uid: uid-low-{i}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {{name: low-{i}, uid: uid-low-{i}}}
+spec:
+  nodeName: n1
+  priority: 0
+  containers: [{{name: c, image: x}}]
+  resourceClaims: [{{name: gpu, resourceClaimName: held-{i}}}]
+"""
+
+
+def test_preemption_does_not_free_a_victims_devices_as_upstreams_does_not(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Both devices are held by pods of priority 0: a pod of priority 1000 that needs one
+    is not placed by preempting them. Upstream's DynamicResources refuses a node as
+    UnschedulableAndUnresolvable, which preemption skips, and has no PreFilterExtensions
+    (its dry run could not free a victim's claim anyway): no victim, the pod waits."""
+    held = "".join(HELD.replace("{{name: high}}", "{{name: high-{i}}}").format(i=i) for i in (0, 1))
+    pending = POD.format(name="urgent").replace(
+        "containers:", "priorityClassName: high-0\n  containers:"
+    )
+    path = write(tmp_path, DEVICES + held + pending)
+    code, out, err = run(capsys, "simulate", str(path), "-o", "json")
+    assert code == 0, err
+    result = json.loads(out)
+    pods = {p["pod"]: p for p in result["pods"]}
+    urgent = pods["default/urgent"]
+    assert urgent["status"] == "Unschedulable"
+    assert urgent["message"] == (
+        "0/1 nodes are available: 1 cannot allocate all claims. preemption: 0/1 nodes are "
+        "available: 1 Preemption is not helpful for scheduling."
+    )
+    assert not urgent.get("nominatedNode")
+    assert not result["preempted"]
+    # The control: the same pods holding CPU instead, and the urgent pod asking for it, are
+    # preempted (so the priorities are in effect, and only devices are never freed so).
+    cpu = held.replace("containers: [{name: c, image: x}]", _CPU_HOG)
+    wants_cpu = (
+        "---\napiVersion: v1\nkind: Pod\nmetadata: {name: urgent}\n"
+        f"spec:\n  priorityClassName: high-0\n  {_CPU_HOG}\n"
+    )
+    path = write(tmp_path, DEVICES + cpu + wants_cpu)
+    code, out, err = run(capsys, "simulate", str(path), "-o", "json")
+    assert code == 0, err
+    assert json.loads(out)["preempted"], out
+
+
+_CPU_HOG = "containers: [{name: c, image: x, resources: {requests: {cpu: '2'}}}]"

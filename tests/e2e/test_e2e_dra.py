@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ import yaml
 from parity_support import PROFILE, UPSTREAM, apply_profile, tear_down
 from test_e2e_explain import multisched, only_nodes_labelled, profile
 from test_e2e_operator import pod
+from test_e2e_preemption import priority_class
 
 from conftest import Kube
 
@@ -155,7 +157,7 @@ def play(kube: Kube, scheduler: str) -> dict[str, Any]:
         }
     )
     driver.objects += [("resourceclaim", big), ("resourceclaimtemplate", template)]
-    pods = [f"{tag}-{p}" for p in ("big", "t1", "r1", "r2", "ext")]
+    pods = [f"{tag}-{p}" for p in ("big", "t1", "r1", "r2", "ext", "urgent")]
     seen: dict[str, Any] = {}
     untag = lambda text: text.replace(tag, "TAG")  # noqa: E731
     try:
@@ -221,6 +223,24 @@ def play(kube: Kube, scheduler: str) -> dict[str, Any]:
         assert int(meta["resourceVersion"]) < int(
             kube.get("pod", pods[4])["metadata"]["resourceVersion"]
         )
+        # Every GPU is held by a pod of priority 0: one of priority 1000 that needs a GPU
+        # waits, and nobody is preempted for it (a victim's claim is not freed by preemption).
+        high = f"{tag}-high"
+        kube.apply(priority_class(high, 1000))
+        driver.objects.append(("priorityclass", high))
+        urgent = claiming(pods[5], scheduler, resourceClaimTemplateName=template)
+        urgent["spec"]["priorityClassName"] = high
+        kube.apply(urgent)
+        message = kube.wait_for("the urgent pod refused", lambda: failed_message(kube, pods[5]), 60)
+        time.sleep(2)  # preemption's deletes run beside the cycle: give them time to show
+        holders = [kube.get("pod", p) for p in (pods[0], pods[1], loser, pods[4])]
+        kept = sorted(
+            untag(h["spec"].get("nodeName") or "")
+            for h in holders
+            if not h["metadata"].get("deletionTimestamp")
+        )
+        nominated = kube.get("pod", pods[5]).get("status", {}).get("nominatedNodeName")
+        seen["urgent"] = (untag(message), kept, nominated)
         return seen
     finally:
         tear_down(kube, pods, *driver.objects)
@@ -254,6 +274,9 @@ def test_devices_are_allocated_as_kube_scheduler_allocates_them(
     assert annotations == {"resource.kubernetes.io/extended-resource-claim": "true"}
     assert reserved == "TAG-ext"
     assert mappings == [("c", "TAG.example.com/gpu")]
+    message, kept, nominated = ours["urgent"]
+    assert "cannot allocate all claims" in message, message
+    assert (kept, nominated) == (["TAG-n1", "TAG-n1", "TAG-n2", "TAG-n3"], None)
     theirs = play(kube, UPSTREAM)
     assert ours == theirs
 
