@@ -16,7 +16,14 @@ from multisched.cache.dra import DraStore
 from multisched.framework import ClusterClient
 from multisched.meta import now_time
 
-from .claims import FINALIZER, allocation_of, claim_ref, pod_reference
+from .claims import FINALIZER, ClaimStore, allocation_of, claim_ref, pod_reference
+from .extended import (
+    ExtendedResources,
+    create_extended_resource_claim_in_api,
+    is_special_claim_name,
+    patch_pod_extended_resource_claim_status,
+    wait_for_extended_claim_in_assume_cache,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -108,6 +115,30 @@ async def _write(client: ClusterClient, claim: Obj, allocation: Obj | None, pod:
     except Exception as exc:
         what = "allocation and reservation" if allocation is not None else "reservation"
         raise BindError(f"add {what} to claim {ref}: {exc}", exc) from None
+
+
+async def bind_extended_claim(
+    client: ClusterClient,
+    store: DraStore,
+    claims: ClaimStore,
+    index: int,
+    allocation: Obj | None,
+    pod: PodInfo,
+    node_name: str,
+    state: ExtendedResources,
+) -> None:
+    """Upstream ``bindClaim`` for the special claim: created first (from this node's
+    variant) if it is still in memory, then written as any claim, then waited for in the
+    assume cache, and named in the pod's ``status.extendedResourceClaimStatus``. ``claims``
+    holds each version written, for Unreserve to delete."""
+    claim = claims.get(index)
+    if is_special_claim_name(str((claim.get("metadata") or {}).get("name") or "")):
+        claim = await create_extended_resource_claim_in_api(client, node_name, state)
+        claims.set(index, claim)
+    updated = await bind_claim(client, store, claim, allocation, pod)
+    claims.set(index, updated)
+    await wait_for_extended_claim_in_assume_cache(store, updated)
+    await patch_pod_extended_resource_claim_status(client, pod, updated, node_name, state)
 
 
 async def remove_reservation(

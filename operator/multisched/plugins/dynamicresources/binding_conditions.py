@@ -8,11 +8,17 @@ from __future__ import annotations
 
 import datetime
 import json
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from time import monotonic
 from typing import Any
 
-from .claims import allocation_of
+from multisched.cache.dra import DraStore
+from multisched.framework import Status
 
+from .claims import ClaimStore, ClaimUnavailable, allocation_of, claim_ref
+
+#: How often PreBind looks at the devices' binding conditions (upstream's poll interval).
+BINDING_POLL_SECONDS = 5.0
 #: Upstream ``ErrDeviceBindingTimeout`` and ``ErrDeviceBindingFailed``.
 ERR_DEVICE_BINDING_TIMEOUT = "device binding timeout"
 ERR_DEVICE_BINDING_FAILED = "device binding failed"
@@ -105,3 +111,42 @@ def is_claim_timeout(
 def has_binding_conditions(claims: list[dict[str, Any]]) -> bool:
     """Upstream ``hasBindingConditions``: PreBind has to wait for a device."""
     return any(r.get("bindingConditions") for claim in claims for r in _results(claim))
+
+
+async def wait_for_binding_conditions(
+    store: DraStore,
+    claims: ClaimStore,
+    binding_timeout: float,
+    sleep: Callable[[float], Awaitable[Any]],
+) -> Status | None:
+    """PreBind's wait (upstream's ``PollUntilContextTimeout`` over ``isPodReadyForBinding``):
+    at once, then every 5 s until ``binding_timeout``; each look reads the claims anew."""
+    if not has_binding_conditions(claims.claims):
+        return None
+    deadline = monotonic() + binding_timeout
+    while True:
+        try:
+            if _is_pod_ready_for_binding(store, claims, binding_timeout):
+                return None
+        except (BindingFailed, ClaimUnavailable) as exc:
+            return Status.error(str(exc))
+        left = deadline - monotonic()
+        if left < BINDING_POLL_SECONDS:
+            # The deadline comes before the next look.
+            await sleep(max(left, 0.0))
+            return Status.error(f"{ERR_DEVICE_BINDING_TIMEOUT}: context deadline exceeded")
+        await sleep(BINDING_POLL_SECONDS)
+
+
+def _is_pod_ready_for_binding(store: DraStore, claims: ClaimStore, binding_timeout: float) -> bool:
+    for index, claim in claims.all():
+        meta = claim.get("metadata") or {}
+        latest = store.get_claim(str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+        if latest is None:
+            raise ClaimUnavailable(f'could not find ResourceClaim "{claim_ref(claim)}"')
+        claims.set(index, latest)
+        if not is_claim_ready_for_binding(latest):
+            if is_claim_timeout(latest, binding_timeout):
+                raise BindingFailed(f"{ERR_DEVICE_BINDING_TIMEOUT}: claim={meta.get('name')}")
+            return False
+    return True

@@ -70,13 +70,12 @@ from multisched.framework.status import SKIP
 
 from .._normalize import default_normalize_score
 from .args import DynamicResourcesArgs
-from .binding import BindError, bind_claim, remove_reservation
+from .binding import BindError, bind_claim, bind_extended_claim, remove_reservation
 from .binding_conditions import (
-    ERR_DEVICE_BINDING_TIMEOUT,
     BindingFailed,
-    has_binding_conditions,
     is_claim_ready_for_binding,
     is_claim_timeout,
+    wait_for_binding_conditions,
 )
 from .claims import (
     FINALIZER,
@@ -92,15 +91,12 @@ from .extended import (
     ExtendedResourceError,
     ExtendedResources,
     NodeExtendedClaim,
-    create_extended_resource_claim_in_api,
     delete_claim,
     delete_claim_logged,
     filter_extended_resources,
     is_special_claim_name,
-    patch_pod_extended_resource_claim_status,
     pre_filter_extended_resources,
     unreserve_extended_resource_claim,
-    wait_for_extended_claim_in_assume_cache,
 )
 from .queueing_hints import (
     is_schedulable_after_claim_change,
@@ -118,8 +114,6 @@ DEALLOCATED = "deallocation of ResourceClaim completed"
 DELETED = "deletion of ResourceClaim completed"
 #: ``draoptionalnodeoperations.DRAOptionalNodeOperationsFeatureGate``, as nodes declare it.
 OPTIONAL_NODE_OPERATIONS = "DRAOptionalNodeOperations"
-#: How often PreBind looks at the devices' binding conditions (upstream's poll interval).
-BINDING_POLL_SECONDS = 5.0
 
 
 class _ClaimInfo:
@@ -592,23 +586,32 @@ class DynamicResources:
             return Status.error("no API client to write resource claims with")
         store = self._store()
         written: list[str] = []
-        extended = data.claims.extended_resource_claim()
+        extended, extended_state = data.claims.extended_resource_claim(), data.extended
         for index, claim in data.claims.all():
             if is_reserved_for_pod(pod, claim):
                 continue
             allocation = data.informations[index].allocation
-            if claim is extended:
+            if claim is extended and extended_state is not None:
                 if allocation is None and not _has_requests(claim):
                     continue  # the node's device plugins provide it all
                 try:
-                    await self._bind_extended(client, data, index, pod, node_name)
+                    await bind_extended_claim(
+                        client,
+                        store,
+                        data.claims,
+                        index,
+                        allocation,
+                        pod,
+                        node_name,
+                        extended_state,
+                    )
                 except (BindError, ExtendedResourceError) as exc:
                     cause = exc.cause if isinstance(exc, BindError) else exc.__cause__
                     return Status.from_exception(cause or exc, str(exc))
                 except Exception as exc:  # not leading, unreachable
                     return Status.from_exception(exc)
-                if allocation is not None and data.extended is not None:
-                    written.append(data.extended.initial_claim_uid)
+                if allocation is not None:
+                    written.append(extended_state.initial_claim_uid)
                 continue
             try:
                 updated = await bind_claim(client, store, claim, allocation, pod)
@@ -622,65 +625,14 @@ class DynamicResources:
                 logger.debug("claim %s not stored in assume cache: %s", claim_ref(updated), exc)
             if allocation is not None:
                 written.append(claim_uid(updated))
-        status = await self._wait_for_binding_conditions(data)
+        status = await wait_for_binding_conditions(
+            store, data.claims, self.binding_timeout, self.sleep
+        )
         if status is None:
             # Written: the assume cache now holds what was in flight.
             for uid in written:
                 store.remove_claim_pending_allocation(uid, force=True)
         return status
-
-    async def _bind_extended(
-        self, client: ClusterClient, data: _State, index: int, pod: PodInfo, node_name: str
-    ) -> None:
-        """Upstream ``bindClaim`` for the special claim: created first (from this node's
-        variant) if it is still in memory, then written as any claim, then waited for in
-        the assume cache, and named in the pod's ``status.extendedResourceClaimStatus``."""
-        assert data.extended is not None
-        store = self._store()
-        claim = data.claims.get(index)
-        if is_special_claim_name(str((claim.get("metadata") or {}).get("name") or "")):
-            claim = await create_extended_resource_claim_in_api(client, node_name, data.extended)
-            # Unreserve deletes it from now on.
-            data.claims.set(index, claim)
-        updated = await bind_claim(client, store, claim, data.informations[index].allocation, pod)
-        data.claims.set(index, updated)
-        await wait_for_extended_claim_in_assume_cache(store, updated)
-        await patch_pod_extended_resource_claim_status(
-            client, pod, updated, node_name, data.extended
-        )
-
-    async def _wait_for_binding_conditions(self, data: _State) -> Status | None:
-        """Upstream's ``PollUntilContextTimeout`` over ``isPodReadyForBinding``: at once,
-        then every 5 s until ``bindingTimeout``."""
-        if not has_binding_conditions(data.claims.claims):
-            return None
-        deadline = monotonic() + self.binding_timeout
-        while True:
-            try:
-                if self._is_pod_ready_for_binding(data):
-                    return None
-            except (BindingFailed, ClaimUnavailable) as exc:
-                return Status.error(str(exc))
-            left = deadline - monotonic()
-            if left < BINDING_POLL_SECONDS:
-                # The deadline comes before the next look.
-                await self.sleep(max(left, 0.0))
-                return Status.error(f"{ERR_DEVICE_BINDING_TIMEOUT}: context deadline exceeded")
-            await self.sleep(BINDING_POLL_SECONDS)
-
-    def _is_pod_ready_for_binding(self, data: _State) -> bool:
-        store = self._store()
-        for index, claim in data.claims.all():
-            meta = claim.get("metadata") or {}
-            latest = store.get_claim(str(meta.get("namespace") or ""), str(meta.get("name") or ""))
-            if latest is None:
-                raise ClaimUnavailable(f'could not find ResourceClaim "{claim_ref(claim)}"')
-            data.claims.set(index, latest)
-            if not is_claim_ready_for_binding(latest):
-                if is_claim_timeout(latest, self.binding_timeout):
-                    raise BindingFailed(f"{ERR_DEVICE_BINDING_TIMEOUT}: claim={meta.get('name')}")
-                return False
-        return True
 
     def _client(self) -> ClusterClient | None:
         return self.handle.client if self.handle is not None else None
