@@ -8,6 +8,7 @@ for each of a pod's unallocated claims.
 
 from .allocator import Allocator
 from .pools import node_matches
+from .requests import claim_requests
 from .types import (
     AllocatedState,
     AllocationError,
@@ -16,6 +17,7 @@ from .types import (
     Features,
     SharedDeviceID,
     is_device_allocated,
+    klog_kobj,
 )
 
 __all__ = [
@@ -26,6 +28,8 @@ __all__ = [
     "FailedAllocationOnNode",
     "Features",
     "SharedDeviceID",
+    "claim_requests",
     "is_device_allocated",
+    "klog_kobj",
     "node_matches",
 ]

@@ -20,7 +20,7 @@ from .claims import FINALIZER, ClaimStore, allocation_of, claim_ref, pod_referen
 from .extended import (
     ExtendedResources,
     create_extended_resource_claim_in_api,
-    is_special_claim_name,
+    is_special_claim,
     patch_pod_extended_resource_claim_status,
     wait_for_extended_claim_in_assume_cache,
 )
@@ -132,7 +132,7 @@ async def bind_extended_claim(
     assume cache, and named in the pod's ``status.extendedResourceClaimStatus``. ``claims``
     holds each version written, for Unreserve to delete."""
     claim = claims.get(index)
-    if is_special_claim_name(str((claim.get("metadata") or {}).get("name") or "")):
+    if is_special_claim(claim):
         claim = await create_extended_resource_claim_in_api(client, node_name, state)
         claims.set(index, claim)
     updated = await bind_claim(client, store, claim, allocation, pod)

@@ -33,6 +33,7 @@ from multisched.cache import NodeInfo, PodInfo
 from multisched.cache.dra import RESOURCE_CLAIM, SPECIAL_CLAIM_NAME, DraStore
 from multisched.cache.quantity import QuantityError, parse_quantity
 from multisched.cache.volumes import AssumeError
+from multisched.dra.structured import klog_kobj
 from multisched.framework import ApiUnavailable, ClusterClient, NotLeading, Status
 from multisched.meta import object_key
 
@@ -94,21 +95,14 @@ class ExtendedResources:
 # -- names ----------------------------------------------------------------------------------
 
 
-def is_special_claim_name(name: str) -> bool:
-    """``isSpecialClaimName``: the in-memory claim, not yet written."""
-    return name == SPECIAL_CLAIM_NAME
+def is_special_claim(claim: Mapping[str, Any]) -> bool:
+    """``isSpecialClaimName`` of the claim's name: the in-memory claim, not yet written."""
+    return _meta(claim).get("name") == SPECIAL_CLAIM_NAME
 
 
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     meta: Mapping[str, Any] = obj.get("metadata") or {}
     return meta
-
-
-def _kobj(obj: Mapping[str, Any]) -> str:
-    """``klog.KObj``: ``namespace/name`` (just the name without a namespace)."""
-    meta = _meta(obj)
-    namespace, name = meta.get("namespace") or "", meta.get("name") or ""
-    return f"{namespace}/{name}" if namespace else str(name)
 
 
 def _requests_of(claim: Mapping[str, Any]) -> list[Obj] | None:
@@ -372,7 +366,9 @@ async def delete_claim(client: ClusterClient, store: DraStore, claim: Mapping[st
             meta = _meta(claim)
             latest = store.get_claim(str(meta.get("namespace") or ""), str(meta.get("name")))
             if attempt or latest is None or _same_version(latest, current):
-                raise ExtendedResourceError(f"update resourceclaim {_kobj(claim)}: {exc}") from None
+                raise ExtendedResourceError(
+                    f"update resourceclaim {klog_kobj(claim)}: {exc}"
+                ) from None
             current = copy.deepcopy(latest)
     await client.delete_claim(current)
 
@@ -392,7 +388,7 @@ def unreserve_extended_resource_claim(
         return None
     if store.remove_claim_pending_allocation(state.initial_claim_uid):
         store.claims.restore(object_key(claim))
-    if is_special_claim_name(str(_meta(claim).get("name") or "")):
+    if is_special_claim(claim):
         return None  # in memory only
     return claim
 
@@ -405,7 +401,7 @@ async def delete_claim_logged(
     try:
         await delete_claim(client, store, claim)
     except Exception as exc:
-        logger.error("delete resourceclaim %s: %s", _kobj(claim), exc)
+        logger.error("delete resourceclaim %s: %s", klog_kobj(claim), exc)
 
 
 # -- PreBind --------------------------------------------------------------------------------
@@ -432,7 +428,7 @@ async def create_extended_resource_claim_in_api(
         raise  # not the claim's fault: the scheduler reports these itself
     except Exception as exc:
         raise ExtendedResourceError(
-            f"create claim for extended resources {_kobj(claim)}: {exc}"
+            f"create claim for extended resources {klog_kobj(claim)}: {exc}"
         ) from exc
 
 

@@ -14,12 +14,10 @@ A pod without claims is skipped in PreEnqueue on ``PodInfo.resource_claims`` alo
 PreFilter on that and its scalar requests (none, or no DeviceClass in the cluster); it costs
 nothing after that.
 
-Not ported: DRANodeAllocatableResources (off by default in v1.37),
-PodGroup claims and ``PodGroupPostFilter`` (DRAWorkloadResourceClaims and GenericWorkload
-are off by default, and the gangs here are scheduler-plugins'), DeviceTaintRules applied to
-slices, PreQueueingHint (the queue has none), the BindingConditionsPending event and the
-binding-conditions metrics.
-"""
+Not ported: DRANodeAllocatableResources (off by default in v1.37), PodGroup claims and
+``PodGroupPostFilter`` (DRAWorkloadResourceClaims and GenericWorkload are off by default,
+and the gangs here are scheduler-plugins'), PreQueueingHint (the queue has none), the
+BindingConditionsPending event and the binding-conditions metrics."""
 
 from __future__ import annotations
 
@@ -40,6 +38,7 @@ from multisched.dra.structured import (
     Allocator,
     FailedAllocationOnNode,
     Features,
+    claim_requests,
 )
 from multisched.framework import (
     MAX_NODE_SCORE,
@@ -94,7 +93,7 @@ from .extended import (
     delete_claim,
     delete_claim_logged,
     filter_extended_resources,
-    is_special_claim_name,
+    is_special_claim,
     pre_filter_extended_resources,
     unreserve_extended_resource_claim,
 )
@@ -435,9 +434,7 @@ class DynamicResources:
         if data is None or data.claims.empty():
             return None, Status(Code.UNSCHEDULABLE)
         extended = data.claims.extended_resource_claim()
-        written = extended is not None and not is_special_claim_name(
-            str((extended.get("metadata") or {}).get("name") or "")
-        )
+        written = extended is not None and not is_special_claim(extended)
         # Upstream picks at random (map order); the lowest index is as good a pick.
         for index in sorted(data.unavailable_claims):
             claim = data.claims.get(index)
@@ -592,7 +589,7 @@ class DynamicResources:
                 continue
             allocation = data.informations[index].allocation
             if claim is extended and extended_state is not None:
-                if allocation is None and not _has_requests(claim):
+                if allocation is None and not claim_requests(claim):
                     continue  # the node's device plugins provide it all
                 try:
                     await bind_extended_claim(
@@ -636,10 +633,6 @@ class DynamicResources:
 
     def _client(self) -> ClusterClient | None:
         return self.handle.client if self.handle is not None else None
-
-
-def _has_requests(claim: dict[str, Any]) -> bool:
-    return bool(((claim.get("spec") or {}).get("devices") or {}).get("requests"))
 
 
 def _validate_device_class(store: DraStore, class_name: Any, request: str) -> Status | None:
