@@ -89,10 +89,6 @@ QueueingHintMap = Mapping[str, Mapping[str, tuple[ClusterEventWithHint, ...]]]
 _Matched = tuple["QueueingHintFn | None", ...]
 
 
-def _key(pod: PodInfo) -> str:
-    return f"{pod.namespace}/{pod.name}"
-
-
 class _Ordered:
     """Heap entry ordering by the profile's queue-sort ``less``."""
 
@@ -264,9 +260,9 @@ class SchedulingQueue:
         were reordered."""
         if self.scheduling_cycle or not keys:
             return 0
-        listed = [e.qpi for e in self._active if _key(e.qpi.pod) in keys]
+        listed = [e.qpi for e in self._active if e.qpi.pod.key in keys]
         stamps = sorted(qpi.timestamp for qpi in listed)
-        for qpi, stamp in zip(sorted(listed, key=lambda q: _key(q.pod)), stamps, strict=True):
+        for qpi, stamp in zip(sorted(listed, key=lambda q: q.pod.key), stamps, strict=True):
             qpi.timestamp = stamp
         heapq.heapify(self._active)
         return len(listed)
