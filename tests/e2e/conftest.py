@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import yaml
 from harness import ClusterApi, NodeNameRecorder, Verdict, check_invariants
-from parity_support import UPSTREAM
+from parity_support import PROFILE, UPSTREAM, apply_profile
 
 from apiserver import (
     AuditLog,
@@ -171,6 +171,13 @@ class Kube:
         self.run(
             "patch", "node", name, "--subresource=status", "--type=merge", "-p", json.dumps(status)
         )
+
+    def remove_nodes(self, *names: str) -> None:
+        """Delete nodes ``add_node`` made, now rather than after the test: a test that plays
+        a scenario twice counts only its own nodes in its messages ("0/3 nodes")."""
+        self.run("delete", "node", *names, "--wait=true", check=False)
+        for name in names:
+            self.added_nodes.remove(name)
 
     def node_of(self, pod: str, namespace: str = "default") -> str:
         return str(self.get("pod", pod, "-n", namespace)["spec"].get("nodeName") or "")
@@ -383,6 +390,14 @@ def start_operator(
         if failed is not None and failed.failed:
             print(f"--- operator log ({op.log_path}) ---\n{op.output()[-6000:]}")
         op.stop()
+
+
+@pytest.fixture
+def multisched_profile(kube: Kube, start_operator: Any) -> str:
+    """The operator, serving the parity tests' SchedulerProfile: its schedulerName."""
+    start_operator()
+    apply_profile(kube, {})
+    return PROFILE
 
 
 #: Figures the fault scenarios measured, repeated in the terminal summary (``make e2e`` does

@@ -15,9 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
-from parity_support import PROFILE, UPSTREAM, apply_profile, tear_down
+from parity_support import UPSTREAM, tear_down
 from test_e2e_explain import multisched, only_nodes_labelled, profile
 from test_e2e_operator import pod
 from test_e2e_preemption import priority_class
@@ -244,17 +243,7 @@ def play(kube: Kube, scheduler: str) -> dict[str, Any]:
         return seen
     finally:
         tear_down(kube, pods, *driver.objects)
-        # The next run counts only its own nodes in its messages ("0/3 nodes").
-        kube.run("delete", "node", n1, n2, n3, "--wait=true", check=False)
-        for node in (n1, n2, n3):
-            kube.added_nodes.remove(node)
-
-
-@pytest.fixture
-def multisched_profile(kube: Kube, start_operator: Any) -> str:
-    start_operator()
-    apply_profile(kube, {})
-    return PROFILE
+        kube.remove_nodes(n1, n2, n3)
 
 
 def test_devices_are_allocated_as_kube_scheduler_allocates_them(
@@ -333,6 +322,4 @@ def test_a_profile_edit_is_previewed_with_the_clusters_devices(
         assert check_claim_written_before_binding(kube, waiting, claim) == f"{with_device}/dev-0"
     finally:
         tear_down(kube, [waiting], *driver.objects, ("schedulerprofile", sp))
-        kube.run("delete", "node", with_device, without, "--wait=true", check=False)
-        for node in (with_device, without):
-            kube.added_nodes.remove(node)
+        kube.remove_nodes(with_device, without)

@@ -12,9 +12,15 @@ import itertools
 from pathlib import Path
 from typing import Any
 
-import pytest
-from parity_support import PROFILE, UPSTREAM, apply_profile, tear_down
-from test_e2e_dra import API, Driver, claiming, device_request, failed_message, node_of
+from parity_support import UPSTREAM, tear_down
+from test_e2e_dra import (
+    API,
+    Driver,
+    claiming,
+    device_request,
+    failed_message,
+    node_of,
+)
 
 from conftest import Kube
 
@@ -73,16 +79,7 @@ def play(kube: Kube, scheduler: str) -> dict[str, Any]:
         return seen
     finally:
         tear_down(kube, [first, second], *driver.objects)
-        kube.run("delete", "node", n1, n2, "--wait=true", check=False)
-        for node in (n1, n2):
-            kube.added_nodes.remove(node)
-
-
-@pytest.fixture
-def multisched_profile(kube: Kube, start_operator: Any) -> str:
-    start_operator()
-    apply_profile(kube, {})
-    return PROFILE
+        kube.remove_nodes(n1, n2)
 
 
 def test_device_taint_rules_keep_pods_off_devices_as_kube_scheduler_does(
