@@ -257,6 +257,35 @@ def test_the_sli_attempts_label_is_capped_at_15() -> None:
     assert counts == {"1": 1, "14": 1, "15+": 2}
 
 
+def test_batch_attempts_and_flushes_are_counted_per_profile_and_label() -> None:
+    metrics = Metrics()
+    first, second = metrics.framework_recorder("a"), metrics.framework_recorder("b")
+    for _ in range(3):
+        first.batch_attempt("hint_used")
+    first.batch_attempt("no_hint")
+    second.batch_attempt("hint_used")
+    first.batch_flush("expired")
+    first.batch_flush("expired")
+    second.batch_flush("pod_skipped")
+
+    def totals(name: str, label: str) -> dict[tuple[str, str], float]:
+        return {
+            (s.labels["profile"], s.labels[label]): s.value
+            for s in families(metrics)[name].samples
+            if s.name.endswith("_total")
+        }
+
+    assert totals("scheduler_batch_attempts_total", "result") == {
+        ("a", "hint_used"): 3,
+        ("a", "no_hint"): 1,
+        ("b", "hint_used"): 1,
+    }
+    assert totals("scheduler_batch_cache_flushed_total", "reason") == {
+        ("a", "expired"): 2,
+        ("b", "pod_skipped"): 1,
+    }
+
+
 # -- what the scheduler counts -----------------------------------------------------------
 
 

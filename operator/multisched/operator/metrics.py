@@ -12,6 +12,7 @@ come from the cycles the scheduler samples (one in ten, as upstream samples a te
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import Any
 
 from prometheus_client import (
     CollectorRegistry,
@@ -64,13 +65,16 @@ def attempts_label(attempts: int) -> str:
 class ProfileRecorder:
     """``framework.FrameworkRecorder`` for one profile, its children bound on first use."""
 
-    __slots__ = ("_metrics", "_permit", "_points", "_profile")
+    __slots__ = ("_batch", "_metrics", "_permit", "_points", "_profile")
 
     def __init__(self, metrics: Metrics, profile: str) -> None:
         self._metrics = metrics
         self._profile = profile
         self._points: dict[tuple[str, str], HistogramSeries] = {}
         self._permit: dict[str, HistogramSeries] = {}
+        #: Batch attempt and flush counters by (metric, label): counted every cycle, and
+        #: ``labels()`` costs as much as a filter plugin on a node.
+        self._batch: dict[tuple[str, str], Any] = {}
 
     def extension_point(self, point: str, status: str, seconds: float) -> None:
         child = self._points.get((point, status))
@@ -96,10 +100,18 @@ class ProfileRecorder:
         self._metrics.preemption_goroutines_total.labels(result).inc()
 
     def batch_attempt(self, result: str) -> None:
-        self._metrics.batch_attempts.labels(self._profile, result).inc()
+        self._batch_child("attempt", result).inc()
 
     def batch_flush(self, reason: str) -> None:
-        self._metrics.batch_cache_flushed.labels(self._profile, reason).inc()
+        self._batch_child("flush", reason).inc()
+
+    def _batch_child(self, metric: str, label: str) -> Any:
+        child = self._batch.get((metric, label))
+        if child is None:
+            metrics = self._metrics
+            family = metrics.batch_attempts if metric == "attempt" else metrics.batch_cache_flushed
+            child = self._batch[(metric, label)] = family.labels(self._profile, label)
+        return child
 
 
 class Metrics:
