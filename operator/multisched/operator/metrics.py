@@ -72,9 +72,9 @@ class ProfileRecorder:
         self._profile = profile
         self._points: dict[tuple[str, str], HistogramSeries] = {}
         self._permit: dict[str, HistogramSeries] = {}
-        #: Batch attempt and flush counters by (metric, label): counted every cycle, and
+        #: Batch attempt and flush counters by (family, label): counted every cycle, and
         #: ``labels()`` costs as much as a filter plugin on a node.
-        self._batch: dict[tuple[str, str], Any] = {}
+        self._batch: dict[tuple[Counter, str], Any] = {}
 
     def extension_point(self, point: str, status: str, seconds: float) -> None:
         child = self._points.get((point, status))
@@ -100,17 +100,15 @@ class ProfileRecorder:
         self._metrics.preemption_goroutines_total.labels(result).inc()
 
     def batch_attempt(self, result: str) -> None:
-        self._batch_child("attempt", result).inc()
+        self._batch_child(self._metrics.batch_attempts, result).inc()
 
     def batch_flush(self, reason: str) -> None:
-        self._batch_child("flush", reason).inc()
+        self._batch_child(self._metrics.batch_cache_flushed, reason).inc()
 
-    def _batch_child(self, metric: str, label: str) -> Any:
-        child = self._batch.get((metric, label))
+    def _batch_child(self, family: Counter, label: str) -> Any:
+        child = self._batch.get((family, label))
         if child is None:
-            metrics = self._metrics
-            family = metrics.batch_attempts if metric == "attempt" else metrics.batch_cache_flushed
-            child = self._batch[(metric, label)] = family.labels(self._profile, label)
+            child = self._batch[(family, label)] = family.labels(self._profile, label)
         return child
 
 
