@@ -201,8 +201,9 @@ def test_a_mixed_backlog_is_worked_off_as_kube_scheduler_does(
             priorities = [histories[run].priority[n] for n in names if n not in PREEMPTORS]
             in_order[run] = priorities == sorted(priorities, reverse=True)
     if in_order.get("up") and not in_order.get("ms", True):
-        # multisched sends them in queue order (seen by logging each pop and send);
-        # concurrent requests on separate HTTP/1.1 connections then overtake one another,
-        # where client-go's share one HTTP/2 connection. Reported (issue 43); strict once
-        # multisched keeps to them.
+        # multisched writes them in queue order (SendOrder; seen by logging each pop and
+        # each binding with its connection in hand), about a millisecond apart on separate
+        # HTTP/1.1 connections, and the API server takes up requests on separate
+        # connections written up to 5 ms apart in either order (its audit log); client-go's
+        # share one HTTP/2 connection, read in order. Reported (issue 43).
         pytest.xfail(f"multisched's bindings reached the API server as {sent['ms']}")

@@ -14,6 +14,7 @@ from kmock._internal.rendering import Response
 from kubernetes_asyncio import client as k8s
 
 from builders import make_pod, pod_dict
+from connects import slow_first_connect
 from multisched.cache import PodInfo
 from multisched.framework import ApiUnavailable, BindingConflict
 from multisched.operator.client import ApiUnreachable, KubeClient, NotLeader
@@ -79,6 +80,19 @@ async def test_bind_posts_a_binding_with_the_pod_uid(
         "metadata": {"name": "web", "namespace": "prod", "uid": pod.uid},
         "target": {"apiVersion": "v1", "kind": "Node", "name": "node-1"},
     }
+
+
+async def test_bindings_reach_the_server_in_the_order_they_were_made(
+    kmock: KubernetesEmulator, client: KubeClient
+) -> None:
+    """The first binding must open a connection, slowly; the second, made while it does,
+    waits for it rather than overtaking it."""
+    kmock[lambda r: r.subresource == "binding"] << answer(201)
+    slow_first_connect(client.api.api_client)
+    first = asyncio.create_task(client.bind(make_pod("first"), "node-1"))
+    await asyncio.sleep(0.01)
+    await asyncio.gather(first, client.bind(make_pod("second"), "node-1"))
+    assert [r.url.path.split("/")[-2] for r in writes(kmock)] == ["first", "second"]
 
 
 @pytest.mark.parametrize("status", [404, 409])

@@ -126,8 +126,15 @@ class KubeClient:
             "target": {"apiVersion": "v1", "kind": "Node", "name": node_name},
         }
         try:
+            # In order: the API server receives the bindings in the order they were made
+            # (queue order), as kube-scheduler's arrive on its one HTTP/2 connection.
             await self.api.request(
-                "POST", _pod_path(pod, "binding"), body, guard=self._guard, kind="bindings"
+                "POST",
+                _pod_path(pod, "binding"),
+                body,
+                guard=self._guard,
+                kind="bindings",
+                in_order=True,
             )
         except (Unreachable, NotSent) as exc:
             raise scheduler_error(exc) from None

@@ -2,10 +2,11 @@
 and unscheduled-pod handlers): where the server is and who we are, and the client built
 from it (``kubeconfig``), the errors every request raises (``errors``), JSON requests,
 paginated lists and watches (``requests``), the guarded writes of bindings, events and
-leases (``api``, with ``reachability``; a recorder's events and pod status patches on it,
-``writes``), GETs of a scheduler's own endpoints (``endpoints``), and the only reaches
-past kubernetes_asyncio's public API (``internals``). The informers, the live commands,
-the scheduler's client, the recorder and leader election all stand on this room: only it
+leases (``api``, with ``reachability``, and ``send_order``, which keeps bindings in the
+order they were made; a recorder's events and pod status patches on it, ``writes``), GETs
+of a scheduler's own endpoints (``endpoints``), and the only reaches past
+kubernetes_asyncio's public API (``internals``). The informers, the live commands, the
+scheduler's client, the recorder and leader election all stand on this room: only it
 imports aiohttp and kubernetes_asyncio.
 """
 

@@ -24,6 +24,7 @@ from .errors import ApiError, NotSent, Unreachable
 from .internals import request_options, session_of, wrap_connect
 from .kubeconfig import ApiClient
 from .reachability import Reachability
+from .send_order import SendOrder
 
 #: What ``NotSent`` says: the guard is the leader elector's.
 NOT_SENT = "not the leader any more; request not sent"
@@ -35,6 +36,10 @@ _NOT_PROCESSED = frozenset({429, 503})
 #: The write guard of the request being made in this task (read by the wire hook).
 _WIRE_GUARD: contextvars.ContextVar[Callable[[], bool] | None] = contextvars.ContextVar(
     "multisched_wire_guard", default=None
+)
+#: The request's place in its kind's send order, if it keeps one (read by the wire hook).
+_WIRE_TURN: contextvars.ContextVar[tuple[SendOrder, int] | None] = contextvars.ContextVar(
+    "multisched_wire_turn", default=None
 )
 
 
@@ -48,6 +53,14 @@ class _WireGuardedConnect:
 
     async def __call__(self, *args: Any, **kwargs: Any) -> Any:
         conn = await self._connect(*args, **kwargs)
+        turn = _WIRE_TURN.get()
+        if turn is not None:
+            order, ticket = turn
+            try:
+                await order.turn(ticket)
+            except BaseException:
+                conn.release()
+                raise
         guard = _WIRE_GUARD.get()
         if guard is not None and not guard():
             conn.release()  # back to the pool, unused
@@ -95,6 +108,7 @@ class Api:
         self._session = session_of(api_client)
         self._extra = request_options(api_client)
         wrap_connect(self._session, _WireGuardedConnect)
+        self._orders: dict[str, SendOrder] = {}
 
     async def request(
         self,
@@ -106,10 +120,13 @@ class Api:
         query: list[tuple[str, str]] | None = None,
         guard: Callable[[], bool] | None = None,
         kind: str = "other requests",
+        in_order: bool = False,
     ) -> dict[str, Any]:
         """``guard``: the request is sent only while it holds (checked now and on the wire;
         ``NotSent`` when it does not). ``kind`` names the request in the outage summary
-        ("bindings", "events", ...). No answer: ``Unreachable``; not 2xx: ``ApiError``."""
+        ("bindings", "events", ...); ``in_order``: it reaches the wire after the requests
+        of its kind made before it (``SendOrder``). No answer: ``Unreachable``; not 2xx:
+        ``ApiError``."""
         if guard is not None and not guard():
             raise NotSent(NOT_SENT)
         headers = {
@@ -128,6 +145,11 @@ class Api:
             url = f"{url}?{urlencode(query)}"
         data = _encode(body) if body is not None else None
         token = _WIRE_GUARD.set(guard)
+        turn = None
+        if in_order:
+            order = self._orders.get(kind) or self._orders.setdefault(kind, SendOrder())
+            turn = (order, order.take())
+        turn_token = _WIRE_TURN.set(turn)
         sent_at = self.reachability.clock()
         try:
             async with self._session.request(
@@ -140,6 +162,9 @@ class Api:
             raise _unreachable(exc) from None
         finally:
             _WIRE_GUARD.reset(token)
+            _WIRE_TURN.reset(turn_token)
+            if turn is not None:
+                turn[0].drop(turn[1])
         data_out: Any = {}
         if raw:
             try:

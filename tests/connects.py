@@ -1,0 +1,27 @@
+"""A connection pool whose first connection is slow to open, for the send-order tests."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from kubernetes_asyncio import client as k8s
+
+from multisched.transport.internals import session_of
+
+
+def slow_first_connect(client: k8s.ApiClient, delay: float = 0.1) -> None:
+    """The client's first connection takes ``delay`` to open (a TLS handshake to a busy API
+    server); the ones after it open at once."""
+    connector: Any = session_of(client).connector
+    connect = connector.connect
+    calls = 0
+
+    async def slow_first(*args: Any, **kwargs: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            await asyncio.sleep(delay)
+        return await connect(*args, **kwargs)
+
+    connector.connect = slow_first

@@ -1,0 +1,128 @@
+"""``SendOrder``: requests made in order reach the wire in order, even when an earlier one
+must open its connection and a later one finds an idle one (issue 43: a backlog's bindings
+reached the API server out of priority order)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+from kubernetes_asyncio import client as k8s
+
+from connects import slow_first_connect
+from multisched.transport import Api
+from multisched.transport.send_order import SendOrder
+
+
+async def _turns(order: SendOrder, tickets: list[int], done: list[int]) -> list[asyncio.Task[None]]:
+    async def turn(ticket: int) -> None:
+        await order.turn(ticket)
+        done.append(ticket)
+
+    tasks = [asyncio.create_task(turn(t)) for t in tickets]
+    await asyncio.sleep(0)
+    return tasks
+
+
+async def test_a_request_with_its_connection_waits_for_earlier_ones_still_connecting() -> None:
+    order = SendOrder()
+    first, second, third = order.take(), order.take(), order.take()
+    done: list[int] = []
+    # The later two have their connections first: both wait.
+    tasks = await _turns(order, [third, second], done)
+    assert done == []
+    # The first is connected: all three go, oldest first.
+    await order.turn(first)
+    done.append(first)
+    await asyncio.gather(*tasks)
+    assert done == [first, second, third]
+
+
+async def test_nothing_waits_when_the_earlier_requests_are_connected() -> None:
+    order = SendOrder()
+    first, second = order.take(), order.take()
+    await order.turn(first)
+    done: list[int] = []
+    tasks = await _turns(order, [second], done)
+    assert done == [second] and all(t.done() for t in tasks)
+
+
+async def test_a_request_that_ends_without_a_connection_holds_back_nothing() -> None:
+    order = SendOrder()
+    failed, later = order.take(), order.take()
+    done: list[int] = []
+    tasks = await _turns(order, [later], done)
+    assert done == []
+    order.drop(failed)  # its connect raised, or it was cancelled
+    await asyncio.gather(*tasks)
+    assert done == [later]
+
+
+async def test_after_its_patience_a_request_overtakes_and_later_ones_do_not_wait_again() -> None:
+    order = SendOrder(patience=0.05)
+    stuck, patient, later = order.take(), order.take(), order.take()
+    done: list[int] = []
+    waited = await _turns(order, [patient], done)
+    assert done == []
+    await asyncio.gather(*waited)  # the patience ran out
+    assert done == [patient]
+    # ``stuck`` is still connecting, but overtaken for good: ``later`` goes at once.
+    tasks = await _turns(order, [later], done)
+    assert done == [patient, later] and all(t.done() for t in tasks)
+    order.drop(stuck)  # connects at last: nothing to release, nothing raised
+
+
+async def test_a_cancelled_waiter_is_forgotten() -> None:
+    order = SendOrder()
+    first, second, third = order.take(), order.take(), order.take()
+    done: list[int] = []
+    cancelled, waiting = await _turns(order, [second, third], done)
+    cancelled.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await cancelled
+    order.drop(second)  # its request's ``finally``
+    await order.turn(first)
+    await waiting
+    assert done == [third]
+
+
+@pytest.fixture
+async def arrivals() -> AsyncIterator[tuple[k8s.ApiClient, list[str]]]:
+    """A loopback server that records the bindings in the order it receives them."""
+    seen: list[str] = []
+
+    async def binding(request: web.Request) -> web.Response:
+        seen.append(request.match_info["pod"])
+        return web.json_response({}, status=201)
+
+    app = web.Application()
+    app.router.add_post("/api/v1/namespaces/default/pods/{pod}/binding", binding)
+    server = TestServer(app, host="127.0.0.1")
+    await server.start_server()
+    client = k8s.ApiClient(k8s.Configuration(host=str(server.make_url("")).rstrip("/")))
+    yield client, seen
+    await client.close()
+    await server.close()
+
+
+@pytest.mark.parametrize(("in_order", "expected"), [(True, ["a", "b"]), (False, ["b", "a"])])
+async def test_bindings_reach_the_server_in_the_order_they_were_made(
+    arrivals: tuple[k8s.ApiClient, list[str]], in_order: bool, expected: list[str]
+) -> None:
+    """Without the send order (the control), the later binding overtakes the earlier one
+    that is still opening its connection."""
+    client, seen = arrivals
+    slow_first_connect(client)
+    api = Api(client)
+
+    async def bind(pod: str) -> None:
+        path = f"/api/v1/namespaces/default/pods/{pod}/binding"
+        await api.request("POST", path, {}, kind="bindings", in_order=in_order)
+
+    first = asyncio.create_task(bind("a"))
+    await asyncio.sleep(0.01)  # "a" is connecting
+    await asyncio.gather(first, bind("b"))
+    assert seen == expected
