@@ -10,7 +10,7 @@ from kubernetes_asyncio import client as k8s
 from multisched.transport.internals import session_of
 
 
-def slow_first_connect(client: k8s.ApiClient, delay: float = 0.1) -> None:
+def slow_first_connect(client: k8s.ApiClient, delay: float = 0.3) -> None:
     """The client's first connection takes ``delay`` to open (a TLS handshake to a busy API
     server); the ones after it open at once."""
     connector: Any = session_of(client).connector
