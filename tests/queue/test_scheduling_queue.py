@@ -108,6 +108,22 @@ def test_unschedulable_pod_waits_for_an_event() -> None:
     assert again is not None and again.attempts == 2
 
 
+def test_a_pod_is_in_flight_from_its_pop_until_bound_or_requeued() -> None:
+    """Its binding cycle included: ``done`` comes when the binding ends."""
+    q = SchedulingQueue(by_priority, clock=Clock())
+    for name in ("bound", "requeued", "deleted"):
+        q.add(make_pod(name))
+    popped = {}
+    while (qpi := q.pop_nowait()) is not None:
+        popped[qpi.pod.name] = qpi
+    assert q.in_flight_count() == 3
+    q.done(popped["bound"].pod.uid)
+    q.add_unschedulable(popped["requeued"], {"NodeResourcesFit"})
+    assert q.in_flight_count() == 1
+    q.delete(popped["deleted"].pod.uid)
+    assert q.in_flight_count() == 0
+
+
 def test_event_during_cycle_sends_pod_to_backoff_not_pool() -> None:
     clock = Clock()
     q = SchedulingQueue(by_priority, clock=clock)

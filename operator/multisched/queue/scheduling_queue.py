@@ -363,6 +363,11 @@ class SchedulingQueue:
         """Whether activeQ may hold a pod to schedule now (stale entries count until popped)."""
         return bool(self._active)
 
+    def in_flight_count(self) -> int:
+        """Pods popped whose attempt has not ended: in their scheduling cycle, or in their
+        binding cycle (at Permit, in PreBind, or being bound)."""
+        return len(self._in_flight_from)
+
     def pop_nowait(self, from_backoff: bool = False) -> QueuedPodInfo | None:
         """The head of activeQ, or None. ``from_backoff``: when activeQ is empty, the head
         of backoffQ instead (what ``pop`` does; drivers that step pods on a still clock

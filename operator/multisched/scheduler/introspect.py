@@ -75,6 +75,10 @@ class EngineView:
         """How many pods the loop has taken from activeQ (it moves when the loop works)."""
         return self._queue.scheduling_cycle
 
+    def pods_in_flight(self) -> int:
+        """Pods popped and not yet bound or requeued (their binding cycles included)."""
+        return self._queue.in_flight_count()
+
     # -- the cache ------------------------------------------------------------------------
 
     def cache_sizes(self) -> dict[str, int]:
