@@ -1,13 +1,19 @@
-"""A connection pool whose first connection is slow to open, for the send-order tests."""
+"""Loopback API servers for the transport tests (``Serve``, the ``serve`` fixture's type),
+and a connection pool whose first connection is slow to open (the send-order tests)."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+from aiohttp import web
 from kubernetes_asyncio import client as k8s
 
 from multisched.transport.internals import session_of
+
+#: Serves an app on loopback; returns a client of it, as of an API server.
+Serve = Callable[[web.Application], Awaitable[k8s.ApiClient]]
 
 
 def slow_first_connect(client: k8s.ApiClient, delay: float = 0.3) -> None:

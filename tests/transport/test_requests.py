@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-from collections.abc import AsyncIterator, Awaitable, Callable
 
 import aiohttp
 import pytest
 from aiohttp import web
-from aiohttp.test_utils import TestServer
 from kubernetes_asyncio import client as k8s
 
+from connects import Serve
 from multisched.transport import (
     Api,
     ApiError,
@@ -29,30 +28,6 @@ from multisched.transport.errors import translated
 from ports import closed_port
 
 NODES = Resource("", "v1", "nodes")
-
-
-Serve = Callable[[web.Application], Awaitable[k8s.ApiClient]]
-
-
-@pytest.fixture
-async def serve() -> AsyncIterator[Serve]:
-    """Serves an app on loopback; a client of it, as of an API server."""
-    servers: list[TestServer] = []
-    clients: list[k8s.ApiClient] = []
-
-    async def start(app: web.Application) -> k8s.ApiClient:
-        server = TestServer(app, host="127.0.0.1")
-        await server.start_server()
-        servers.append(server)
-        client = k8s.ApiClient(k8s.Configuration(host=str(server.make_url("")).rstrip("/")))
-        clients.append(client)
-        return client
-
-    yield start
-    for client in clients:
-        await client.close()
-    for server in servers:
-        await server.close()
 
 
 async def test_a_refused_connection_is_connection_failed_with_aiohttps_text() -> None:

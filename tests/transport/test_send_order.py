@@ -5,14 +5,11 @@ reached the API server out of priority order)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 import pytest
 from aiohttp import web
-from aiohttp.test_utils import TestServer
-from kubernetes_asyncio import client as k8s
 
-from connects import slow_first_connect
+from connects import Serve, slow_first_connect
 from multisched.transport import Api
 from multisched.transport.send_order import SendOrder
 
@@ -89,9 +86,12 @@ async def test_a_cancelled_waiter_is_forgotten() -> None:
     assert done == [third]
 
 
-@pytest.fixture
-async def arrivals() -> AsyncIterator[tuple[k8s.ApiClient, list[str]]]:
-    """A loopback server that records the bindings in the order it receives them."""
+@pytest.mark.parametrize(("in_order", "expected"), [(True, ["a", "b"]), (False, ["b", "a"])])
+async def test_bindings_reach_the_server_in_the_order_they_were_made(
+    serve: Serve, in_order: bool, expected: list[str]
+) -> None:
+    """Without the send order (the control), the later binding overtakes the earlier one
+    that is still opening its connection."""
     seen: list[str] = []
 
     async def binding(request: web.Request) -> web.Response:
@@ -100,21 +100,7 @@ async def arrivals() -> AsyncIterator[tuple[k8s.ApiClient, list[str]]]:
 
     app = web.Application()
     app.router.add_post("/api/v1/namespaces/default/pods/{pod}/binding", binding)
-    server = TestServer(app, host="127.0.0.1")
-    await server.start_server()
-    client = k8s.ApiClient(k8s.Configuration(host=str(server.make_url("")).rstrip("/")))
-    yield client, seen
-    await client.close()
-    await server.close()
-
-
-@pytest.mark.parametrize(("in_order", "expected"), [(True, ["a", "b"]), (False, ["b", "a"])])
-async def test_bindings_reach_the_server_in_the_order_they_were_made(
-    arrivals: tuple[k8s.ApiClient, list[str]], in_order: bool, expected: list[str]
-) -> None:
-    """Without the send order (the control), the later binding overtakes the earlier one
-    that is still opening its connection."""
-    client, seen = arrivals
+    client = await serve(app)
     slow_first_connect(client)
     api = Api(client)
 
