@@ -128,7 +128,10 @@ class RecordingClient:
         if self.error is not None:
             raise self.error
 
-    async def delete_pod(self, pod: PodInfo, reason: str) -> None:
+    def record_preempted(self, pod: PodInfo, message: str) -> None:
+        pass
+
+    async def delete_pod(self, pod: PodInfo, reason: str, scheduler_name: str) -> None:
         pass
 
     async def set_nominated_node(self, pod: PodInfo, node_name: str) -> None:
@@ -164,7 +167,10 @@ class PreemptingClient:
     async def bind(self, pod: PodInfo, node_name: str) -> None:
         pass
 
-    async def delete_pod(self, pod: PodInfo, reason: str) -> None:
+    def record_preempted(self, pod: PodInfo, message: str) -> None:
+        pass
+
+    async def delete_pod(self, pod: PodInfo, reason: str, scheduler_name: str) -> None:
         self.deleted.append(pod.name)
         self.reasons.append(reason)
 

@@ -194,7 +194,7 @@ async def test_a_pod_gone_meanwhile_is_no_error(
     await client.failed("sched", make_pod("gone"), "Unschedulable", "no")
     await client.recorder.flush()
     await client.set_nominated_node(make_pod("gone"), "n1")
-    await client.delete_pod(make_pod("gone"), "Preempted")
+    await client.delete_pod(make_pod("gone"), "Preempted", "sched")
 
 
 async def test_failures_of_pods_no_longer_pending_are_not_reported(
@@ -209,11 +209,17 @@ async def test_delete_pod_marks_deletes_and_records_the_preemption(
     kmock: KubernetesEmulator, client: KubeClient
 ) -> None:
     victim = stored(kmock, "low")
-    await client.delete_pod(victim, "Preempted by pod uid-high on node n1")
+    await client.delete_pod(victim, "Preempted by pod uid-high on node n1", "my-scheduler")
     await client.recorder.flush()
     mark, delete, event = writes(kmock)
-    assert mark.data["status"]["conditions"][0]["type"] == "DisruptionTarget"
-    assert mark.data["status"]["conditions"][0]["reason"] == "PreemptionByScheduler"
+    (condition,) = mark.data["status"]["conditions"]
+    assert (condition["type"], condition["status"], condition["reason"]) == (
+        "DisruptionTarget",
+        "True",
+        "PreemptionByScheduler",
+    )
+    # Named by the preemptor's scheduler, as upstream's PreemptPod writes it.
+    assert condition["message"] == "my-scheduler: preempting to accommodate a higher priority pod"
     assert delete.method == "DELETE"
     assert delete.data["preconditions"] == {"uid": victim.uid}
     assert kmock.objects["v1/pods", "default", "low"].deleted
@@ -221,6 +227,41 @@ async def test_delete_pod_marks_deletes_and_records_the_preemption(
         "Preempted",
         "Preempted by pod uid-high on node n1",
     )
+
+
+async def test_a_victim_marked_already_is_only_deleted(
+    kmock: KubernetesEmulator, client: KubeClient
+) -> None:
+    """Upstream's ``UpdatePodCondition`` finds the same condition: no patch goes out."""
+    marked = {
+        "type": "DisruptionTarget",
+        "status": "True",
+        "reason": "PreemptionByScheduler",
+        "message": "sched: preempting to accommodate a higher priority pod",
+        "lastTransitionTime": "2026-01-01T00:00:00Z",
+    }
+    victim = stored(kmock, "low", status={"conditions": [marked]})
+    await client.delete_pod(victim, "Preempted by pod uid-high on node n1", "sched")
+    await client.recorder.flush()
+    assert [(r.method, r.subresource) for r in writes(kmock)] == [
+        ("DELETE", None),
+        ("POST", None),  # the Preempted event
+    ]
+
+
+async def test_a_victim_that_cannot_be_marked_is_not_deleted(
+    kmock: KubernetesEmulator, client: KubeClient
+) -> None:
+    """Upstream's PreemptPod returns the patch's error: the preemption fails rather than
+    delete a pod whose DisruptionTarget was never written."""
+    victim = stored(kmock, "low")
+    kmock[lambda r: r.subresource == "status"] << answer(500)
+    with pytest.raises(ApiError) as err:
+        await client.delete_pod(victim, "Preempted by pod uid-high on node n1", "sched")
+    assert err.value.status == 500
+    await client.recorder.flush()
+    assert [r.method for r in writes(kmock)] == ["PATCH"]
+    assert not kmock.objects["v1/pods", "default", "low"].deleted
 
 
 async def test_set_nominated_node_patches_the_status(
@@ -317,7 +358,7 @@ async def test_a_replica_that_stepped_down_writes_nothing(
     await client.scheduled("sched", pod, "n1")
     await client.recorder.flush()
     with pytest.raises(Exception, match="not the leader"):
-        await client.delete_pod(pod, "Preempted")
+        await client.delete_pod(pod, "Preempted", "sched")
     with pytest.raises(Exception, match="not the leader"):
         await client.set_nominated_node(pod, "n1")
     assert writes(kmock) == []

@@ -141,7 +141,10 @@ class FakeClient:
         if self.bind_error is not None:
             raise self.bind_error
 
-    async def delete_pod(self, pod: PodInfo, reason: str) -> None:
+    def record_preempted(self, pod: PodInfo, message: str) -> None:
+        pass
+
+    async def delete_pod(self, pod: PodInfo, reason: str, scheduler_name: str) -> None:
         self.deleted.append(pod.name)
 
     async def set_nominated_node(self, pod: PodInfo, node_name: str) -> None:
@@ -391,13 +394,15 @@ async def test_an_unschedulable_pod_is_one_unschedulable_attempt_and_waits_in_th
     assert value(metrics, "scheduler_scheduling_algorithm_duration_seconds_count") == 1
 
 
-async def test_a_scheduler_error_is_one_error_attempt(
+async def test_no_node_at_all_is_an_unschedulable_attempt(
     scheduler: tuple[Scheduler, Metrics, FakeClient, Clock],
 ) -> None:
+    """Upstream's ErrNoNodesAvailable is UnschedulableAndUnresolvable: counted unschedulable,
+    and, rejected by no plugin, retried after its backoff."""
     sched, metrics, _, _ = scheduler
     add_pod(sched, "nowhere")  # no node at all: "no nodes available to schedule pods"
     await schedule_next(sched)
-    assert attempts(metrics) == {"scheduled": 0, "unschedulable": 0, "error": 1}
+    assert attempts(metrics) == {"scheduled": 0, "unschedulable": 1, "error": 0}
     assert value(metrics, "scheduler_pending_pods", queue="backoff") == 1
 
 

@@ -194,7 +194,10 @@ class ClaimApi:
     async def bind(self, pod: PodInfo, node_name: str) -> None:
         pass
 
-    async def delete_pod(self, pod: PodInfo, reason: str) -> None:
+    def record_preempted(self, pod: PodInfo, message: str) -> None:
+        pass
+
+    async def delete_pod(self, pod: PodInfo, reason: str, scheduler_name: str) -> None:
         pass
 
     async def set_nominated_node(self, pod: PodInfo, node_name: str) -> None:

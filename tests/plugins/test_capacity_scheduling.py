@@ -927,7 +927,10 @@ class Api:
         raw["spec"]["nodeName"] = node_name
         self.scheduler.feed.on_pod(PodInfo.parse(raw))
 
-    async def delete_pod(self, pod: PodInfo, reason: str) -> None:
+    def record_preempted(self, pod: PodInfo, message: str) -> None:
+        pass
+
+    async def delete_pod(self, pod: PodInfo, reason: str, scheduler_name: str) -> None:
         self.deleted.append(pod.name)
         self.scheduler.feed.on_pod_deleted(pod.uid)
 

@@ -954,7 +954,10 @@ class Client:
     async def bind(self, pod: PodInfo, node_name: str) -> None:
         self.bound.append((pod.key, node_name))
 
-    async def delete_pod(self, pod: PodInfo, reason: str) -> None:
+    def record_preempted(self, pod: PodInfo, message: str) -> None:
+        pass
+
+    async def delete_pod(self, pod: PodInfo, reason: str, scheduler_name: str) -> None:
         raise AssertionError(f"nothing should be preempted, not {pod.key}")
 
     async def set_nominated_node(self, pod: PodInfo, node_name: str) -> None:

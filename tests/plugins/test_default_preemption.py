@@ -28,7 +28,7 @@ from multisched.framework import (
     Registry,
     Status,
 )
-from multisched.plugins._preemption_victims import Pdb
+from multisched.plugins._preemption_victims import Pdb, split_by_pdb_violation
 from multisched.plugins.default_preemption import (
     MSG_NO_VICTIMS,
     DefaultPreemption,
@@ -253,7 +253,10 @@ async def test_pod_with_higher_priority_can_be_made_schedulable() -> None:
 
 
 class NotLeadingClient(PreemptingClient):
-    async def delete_pod(self, pod: PodInfo, reason: str) -> None:
+    def record_preempted(self, pod: PodInfo, message: str) -> None:
+        pass
+
+    async def delete_pod(self, pod: PodInfo, reason: str, scheduler_name: str) -> None:
         raise NotLeading("not the leader any more; preemption skipped")
 
 
@@ -317,21 +320,21 @@ async def test_a_replica_that_stopped_leading_preempts_nothing_and_says_nothing(
             pod("p", HIGH, LARGE),
             [node(f"node{i}", NODE_RES) for i in range(1, 5)],
             [pod("p1", node_name="node1"), pod("p2", node_name="node2")],
-            {"node3": Status.unresolvable(), "node4": Status.unresolvable()},
+            {**unschedulable("node1", "node2"), "node4": Status.unresolvable()},
             "preemption: 0/4 nodes are available: 2 Insufficient cpu, "
             "2 Preemption is not helpful for scheduling.",
+            # node3 has no status: v1.37 counts it as UnschedulableAndUnresolvable and does
+            # not try it (v1.28 did).
             id="mixed reason, 2 UnschedulableAndUnresolvable nodes and 2 without enough CPU",
         ),
         pytest.param(
-            pod("p", HIGH, LARGE),
-            [node(f"node{i}", NODE_RES) for i in range(1, 5)],
-            [pod("p1", node_name="node1"), pod("p2", node_name="node2")],
-            {**unschedulable("node1", "node2"), "node4": Status.unresolvable()},
-            "preemption: 0/4 nodes are available: 1 No preemption victims found for incoming "
-            "pod, 1 Preemption is not helpful for scheduling, 2 Insufficient cpu.",
-            # v1.28's nodesWherePreemptionMightHelp: a node without a status (node3) is
-            # tried, as a node outside a PreFilter result is.
-            id="mixed reasons with unresolvable and absent nodes",
+            pod("p", HIGH),
+            [node("node1", ONE_POD, pods="1")],
+            [pod("p1", node_name="node1")],
+            {},
+            "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.",
+            id="preemption should respect absent NodeToStatusReader entry meaning "
+            "UnschedulableAndUnresolvable",
         ),
     ],
 )
@@ -377,6 +380,22 @@ async def test_prefilter_extension_error_on_the_only_node() -> None:
     assert status.message().startswith("preemption: running RemovePod on PreFilter plugin ")
     assert "test-plugin" in status.message()
     assert status.message().endswith(": failed to remove pod: p")
+
+
+async def test_the_same_error_on_two_nodes_is_reported_once() -> None:
+    """``utilerrors.NewAggregate`` drops repeated messages, and one left has no brackets."""
+    env = Env(
+        [node("node1", LARGE, error="true"), node("node2", LARGE, error="true")],
+        [pod("p1", node_name="node1"), pod("p2", node_name="node2")],
+        pre_filter=("test-plugin",),
+    )
+    result, status = await env.post_filter(pod("p", HIGH, LARGE), unschedulable("node1", "node2"))
+    assert result is None
+    assert status is not None
+    assert status.code == Code.ERROR
+    assert status.message() == (
+        'preemption: running RemovePod on PreFilter plugin "test-plugin": failed to remove pod: p'
+    )
 
 
 async def test_prefilter_extension_error_on_one_node_only() -> None:
@@ -646,6 +665,32 @@ def test_pdb_violations(n_pods: int, disrupted: tuple[str, ...], violations: int
     assert len(candidates) == 1
     assert sorted(v.name for v in candidates[0].victims) == [p.name for p in pods]
     assert candidates[0].num_pdb_violations == violations
+
+
+def test_a_violating_pod_charges_no_later_pdb() -> None:
+    """Upstream's ``podIsViolating`` returns at the first PDB a pod overdraws: p1.1 breaks
+    the ``app`` PDB (none allowed) and leaves the ``team`` PDB's one disruption to p1.2."""
+
+    def budget(name: str, labels: dict[str, str], allowed: int) -> dict[str, Any]:
+        return {
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"selector": {"matchLabels": labels}},
+            "status": {"disruptionsAllowed": allowed},
+        }
+
+    pdbs = Pdb.parse_all([budget("app", {"app": "x"}, 0), budget("team", {"team": "t"}, 1)])
+    both = pod("p1.1", MID, MEDIUM, "node1", labels={"app": "x", "team": "t"})
+    team = pod("p1.2", MID, MEDIUM, "node1", labels={"team": "t"})
+    violating, non_violating = split_by_pdb_violation([both, team], pdbs)
+    assert [p.name for p in violating] == ["p1.1"]
+    assert [p.name for p in non_violating] == ["p1.2"]
+    # The same through a dry run: the node's victims count one violation.
+    env = Env([node("node1")], [both, team])
+    preemptor = pod("p", HIGH, VERY_LARGE)
+    candidates, _, _ = env.plugin.dry_run_preemption(
+        env.state_for(preemptor), preemptor, env.nodes, pdbs, offset=0, num_candidates=1, now=0.0
+    )
+    assert [c.num_pdb_violations for c in candidates] == [1]
 
 
 FIVE_NODES = [node(f"node{i}") for i in range(1, 6)]

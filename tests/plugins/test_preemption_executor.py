@@ -40,11 +40,16 @@ class Client:
         self.deleted: list[str] = []
         self.nominated: dict[str, str] = {}
         self.holds: dict[str, asyncio.Event] = {}
+        #: (victim, message) of the Preempted events recorded for in-memory preemptions.
+        self.preempted_in_memory: list[tuple[str, str]] = []
 
     async def bind(self, pod: PodInfo, node_name: str) -> None:
         pass
 
-    async def delete_pod(self, pod: PodInfo, reason: str) -> None:
+    def record_preempted(self, pod: PodInfo, message: str) -> None:
+        self.preempted_in_memory.append((pod.name, message))
+
+    async def delete_pod(self, pod: PodInfo, reason: str, scheduler_name: str) -> None:
         self.attempted.append(pod.name)
         if (hold := self.holds.get(pod.name)) is not None:
             await hold.wait()
@@ -363,6 +368,10 @@ async def test_a_last_victim_preempted_in_memory_activates_the_preemptor() -> No
     status = await waiting.wait()
     assert status is not None and status.code == Code.ERROR
     assert env.recorder.goroutines == ["success"]
+    # Upstream records the victim's Preempted event itself when no delete is sent.
+    assert env.client.preempted_in_memory == [
+        ("waiting", f"Preempted by pod {PREEMPTOR.uid} on node node1 (in kube-scheduler memory).")
+    ]
 
 
 async def test_a_waiting_victim_that_is_not_last_does_not_activate() -> None:
@@ -411,6 +420,7 @@ async def test_a_victim_in_pre_bind_is_cancelled_not_deleted() -> None:
     assert env.client.attempted == []
     assert env.activated == ["preemptor"]
     assert env.fwk.get_pod_in_pre_bind(binding.uid) is None
+    assert [name for name, _ in env.client.preempted_in_memory] == ["binding"]
 
 
 async def test_a_victim_past_pre_bind_is_deleted() -> None:
@@ -425,6 +435,7 @@ async def test_a_victim_past_pre_bind_is_deleted() -> None:
     env.executor.prepare_candidate_async(Candidate("node1", [binding], 0), PREEMPTOR)
     await env.settle()
     assert env.client.deleted == ["binding"]
+    assert env.client.preempted_in_memory == []  # the client records a deleted one's
 
 
 def test_pod_in_pre_bind_cancel_and_prebound() -> None:

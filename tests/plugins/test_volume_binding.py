@@ -424,7 +424,10 @@ class _FailingVolumes:
     async def bind(self, pod: Any, node_name: str) -> None:
         self.bound.append(pod.key)
 
-    async def delete_pod(self, pod: Any, reason: str) -> None:
+    def record_preempted(self, pod: Any, message: str) -> None:
+        pass
+
+    async def delete_pod(self, pod: Any, reason: str, scheduler_name: str) -> None:
         pass
 
     async def set_nominated_node(self, pod: Any, node_name: str) -> None:

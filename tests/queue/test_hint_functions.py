@@ -116,13 +116,23 @@ def test_no_hint_means_queue_and_a_raising_hint_counts_as_queue() -> None:
     assert seen == [("B", "NodeAdd", "Error")]
 
 
-def test_a_pod_rejected_for_no_plugins_reason_moves_on_any_event() -> None:
+def test_a_pod_rejected_for_no_plugins_reason_is_retried_after_its_backoff() -> None:
+    """Upstream's ``determineSchedulingHintForInFlightPod``: no rejecting plugin (no node at
+    all, say) means queueAfterBackoff, with no event needed; and the error backoffQ, which a
+    pop never takes early from (SchedulerPopFromBackoffQ)."""
     clock = Clock()
     never = Hint(SKIP)
     q = queue(clock, {"A": (ClusterEventWithHint(NODE_ADD, never),)})
-    erred = pooled(q, "erred", set())
-    assert q.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE) == 1
-    assert q.where(erred.pod.uid) in ("active", "backoff")
+    q.add(make_pod("rejected"))
+    qpi = q.pop_nowait()
+    assert qpi is not None
+    q.add_unschedulable(qpi, set())
+    assert q.where(qpi.pod.uid) == "backoff"
+    assert q.pop_nowait() is None  # activeQ is empty, and still none is popped early
+    clock.now += 60
+    q.flush_backoff_completed()
+    assert q.where(qpi.pod.uid) == "active"
+    assert never.calls == []
 
 
 def test_events_during_the_attempt_are_checked_when_it_fails() -> None:

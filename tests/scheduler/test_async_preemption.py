@@ -40,7 +40,10 @@ class WatchingClient:
         bound = PodInfo.parse({**pod.raw, "spec": {**pod.raw["spec"], "nodeName": node_name}})
         self.sched.feed.on_pod(bound)
 
-    async def delete_pod(self, pod: PodInfo, reason: str) -> None:
+    def record_preempted(self, pod: PodInfo, message: str) -> None:
+        pass
+
+    async def delete_pod(self, pod: PodInfo, reason: str, scheduler_name: str) -> None:
         await self.release.wait()
         if self.fail:
             raise RuntimeError("delete pod failed")

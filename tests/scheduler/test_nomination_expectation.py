@@ -152,3 +152,47 @@ def test_pre_flights_combine_as_upstreams() -> None:
     state = CycleState()
     status = fwk.run_pre_bind_pre_flights(state, make_pod("web"), "n1")
     assert status is not None and status.is_skip() and state.skip_pre_bind_plugins == {"Flight"}
+
+
+def unplaceable(nominated: str = "") -> PodInfo:
+    """More CPU than any node has; ``nominated``: a nomination it carries from before."""
+    status = {"nominatedNodeName": nominated} if nominated else None
+    return make_pod("web", scheduler_name="test", requests={"cpu": "64"}, status=status)
+
+
+async def fail_once(sched: Scheduler, pod: PodInfo) -> list[Outcome]:
+    outcomes: list[Outcome] = []
+    sched.register_outcome_callback(outcomes.append)
+    sched.feed.on_pod(pod)
+    qpi = sched.queue.pop_nowait()
+    assert qpi is not None
+    await sched.schedule_one(qpi)
+    return outcomes
+
+
+@pytest.mark.parametrize(("nominated", "written"), [("n1", [("default/web", "")]), ("", [])])
+async def test_without_post_filter_plugins_a_nomination_is_cleared(
+    nominated: str, written: list[tuple[str, str]]
+) -> None:
+    """schedule_one.go: no PostFilter plugin, so no preemption will keep the node for the
+    pod; ``clearNominatedNode`` (a write only when there is a nomination to clear)."""
+    sched, client = scheduler()
+    outcomes = await fail_once(sched, unplaceable(nominated))
+    assert [o.result for o in outcomes] == ["unschedulable"]
+    assert client.nominated == written
+
+
+async def test_no_node_at_all_is_unschedulable_and_clears_the_nomination() -> None:
+    """``ErrNoNodesAvailable``: UnschedulableAndUnresolvable (reason Unschedulable, not
+    SchedulerError), the nomination cleared."""
+    sched, client = scheduler()
+    sched.feed.on_node_deleted("n1")
+    events: Any = sched.events
+    outcomes = await fail_once(sched, unplaceable("n1"))
+    assert [(o.result, o.message) for o in outcomes] == [
+        ("unschedulable", "no nodes available to schedule pods")
+    ]
+    assert client.nominated == [("default/web", "")]
+    assert events.log == [
+        ("FailedScheduling", "default/web", "Unschedulable", "no nodes available to schedule pods")
+    ]

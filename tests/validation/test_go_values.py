@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from multisched.validation import Document, object_problems
-from multisched.validation.names import go_json, go_map, go_value, not_supported
+from multisched.validation.names import aggregate, go_json, go_map, go_value, not_supported
 
 
 @pytest.mark.parametrize(
@@ -99,3 +99,17 @@ def test_an_access_mode_is_a_named_type() -> None:
         'spec.accessModes: Unsupported value: "\\u003ca\\u003e": supported values: '
         '"ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"'
     ]
+
+
+@pytest.mark.parametrize(
+    ("errors", "message"),
+    [
+        (["a"], "a"),
+        (["a", "b"], "[a, b]"),
+        (["a", "a"], "a"),  # one message left: no brackets
+        (["b", "a", "b"], "[b, a]"),  # first occurrences, in order
+    ],
+)
+def test_aggregate_says_each_message_once(errors: list[str], message: str) -> None:
+    """``utilerrors.NewAggregate(...).Error()`` (and ``field.ErrorList.ToAggregate``)."""
+    assert aggregate(errors) == message

@@ -27,7 +27,12 @@ class ClusterClient(Protocol):
         """POST pods/binding; raises ``BindingConflict`` when the pod is gone or bound."""
         ...
 
-    async def delete_pod(self, pod: PodInfo, reason: str) -> None:
+    def record_preempted(self, pod: PodInfo, message: str) -> None:
+        """Record a victim's ``Preempted`` event (one preempted in the scheduler's
+        memory: no delete was sent, so ``delete_pod`` records none)."""
+        ...
+
+    async def delete_pod(self, pod: PodInfo, reason: str, scheduler_name: str) -> None:
         """Evict a preemption victim (the caller records the Preempted event)."""
         ...
 

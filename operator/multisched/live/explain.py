@@ -53,7 +53,10 @@ class DryRunClient:
     async def bind(self, pod: PodInfo, node_name: str) -> None:
         self.bound[pod.key] = node_name
 
-    async def delete_pod(self, pod: PodInfo, reason: str) -> None:
+    def record_preempted(self, pod: PodInfo, message: str) -> None:
+        pass
+
+    async def delete_pod(self, pod: PodInfo, reason: str, scheduler_name: str) -> None:
         self.preempted[pod.key] = reason
 
     async def set_nominated_node(self, pod: PodInfo, node_name: str) -> None:

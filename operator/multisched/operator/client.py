@@ -26,6 +26,7 @@ from multisched.meta import now_time
 from multisched.transport import MERGE_PATCH, Api, ApiError, NotSent, RecordWrites, Unreachable
 
 from .options import COMPONENT
+from .pod_status import disruption_target
 from .recorder import Recorder
 
 logger = logging.getLogger(__name__)
@@ -148,25 +149,24 @@ class KubeClient:
                 raise BindingConflict(exc.status, exc.message or str(exc), bound_to) from None
             raise
 
-    async def delete_pod(self, pod: PodInfo, reason: str) -> None:
-        """Mark the victim (DisruptionTarget, as upstream), delete it, record ``Preempted``."""
+    async def delete_pod(self, pod: PodInfo, reason: str, scheduler_name: str) -> None:
+        """Mark the victim DisruptionTarget (unless it is already), delete it, and record
+        ``Preempted``, as upstream's ``PreemptPod``: a victim that cannot be marked is not
+        deleted (the error goes to the caller), and one already gone is left be."""
         if not self.may_write():
             raise NotLeader("not the leader any more; preemption skipped")
-        condition = {
-            "type": "DisruptionTarget",
-            "status": "True",
-            "reason": "PreemptionByScheduler",
-            "message": f"{COMPONENT}: preempting to accommodate a higher priority pod",
-            "lastTransitionTime": now_time(),
-        }
-        try:
-            await self.writes.patch_pod_status(pod.namespace, pod.name, {"conditions": [condition]})
-        except NotSent as exc:
-            raise scheduler_error(exc) from None
-        except ApiError as exc:
-            if exc.status == 404:
-                return
-            logger.warning("could not mark preemption victim %s: %s", pod.key, exc)
+        condition = disruption_target(pod.raw, scheduler_name)
+        if condition is not None:
+            try:
+                await self.writes.patch_pod_status(
+                    pod.namespace, pod.name, {"conditions": [condition]}
+                )
+            except NotSent as exc:
+                raise scheduler_error(exc) from None
+            except ApiError as exc:
+                if exc.status == 404:
+                    return
+                raise
         body: dict[str, Any] = {"apiVersion": "v1", "kind": "DeleteOptions"}
         uid = _real_uid(pod)
         if uid:
@@ -182,6 +182,9 @@ class KubeClient:
                 return
             raise
         self._pod_event(pod, "Normal", "Preempted", reason, COMPONENT, "Preempting")
+
+    def record_preempted(self, pod: PodInfo, message: str) -> None:
+        self._pod_event(pod, "Normal", "Preempted", message, COMPONENT, "Preempting")
 
     async def set_nominated_node(self, pod: PodInfo, node_name: str) -> None:
         """Queued behind (or merged into) the pod's pending status patch, never beside it:

@@ -52,27 +52,49 @@ def pod_scheduled_false(
 
     ``observedGeneration`` is the pod's generation (PodObservedGenerationTracking, GA in
     v1.35); as upstream's ``UpdatePodCondition``, a change of it alone writes nothing."""
-    current = next(
-        (c for c in status.get("conditions") or () if c.get("type") == "PodScheduled"),
-        None,
-    )
-    if current is not None and (
-        current.get("status"),
-        current.get("reason"),
-        current.get("message"),
-    ) == ("False", reason, message):
-        return None
-    since = (
-        current.get("lastTransitionTime")
-        if current is not None and current.get("status") == "False"
-        else None
-    )
-    return {
+    condition = {
         "type": "PodScheduled",
         "status": "False",
         "reason": reason,
         "message": message,
         "lastProbeTime": None,
+    }
+    return changed_condition(status, condition, generation)
+
+
+def disruption_target(pod: Mapping[str, Any], scheduler_name: str) -> dict[str, Any] | None:
+    """The DisruptionTarget condition that marks a preemption victim (upstream
+    ``PreemptPod``, naming the preemptor's scheduler), or None when it has it already."""
+    condition = {
+        "type": "DisruptionTarget",
+        "status": "True",
+        "reason": "PreemptionByScheduler",
+        "message": f"{scheduler_name}: preempting to accommodate a higher priority pod",
+    }
+    generation = int((pod.get("metadata") or {}).get("generation") or 0)
+    return changed_condition(pod.get("status") or {}, condition, generation)
+
+
+def changed_condition(
+    status: Mapping[str, Any], condition: dict[str, Any], generation: int
+) -> dict[str, Any] | None:
+    """Upstream ``UpdatePodCondition``: ``condition`` as it is to be written, its
+    ``lastTransitionTime`` kept while its status does not change, or None when the pod
+    already has it (same status, reason and message)."""
+    current = next(
+        (c for c in status.get("conditions") or () if c.get("type") == condition["type"]),
+        None,
+    )
+    keys = ("status", "reason", "message")
+    if current is not None and all(current.get(k) == condition[k] for k in keys):
+        return None
+    since = (
+        current.get("lastTransitionTime")
+        if current is not None and current.get("status") == condition["status"]
+        else None
+    )
+    return {
+        **condition,
         "lastTransitionTime": since or now_time(),
         **({"observedGeneration": generation} if generation else {}),
     }

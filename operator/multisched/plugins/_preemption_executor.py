@@ -140,26 +140,31 @@ class Executor:
         return None if in_memory and preempted_in_memory else True
 
     async def preempt_pod(self, c: Candidate, preemptor: PodInfo, victim: PodInfo) -> bool:
-        """Upstream ``PreemptPod``: whether the victim was preempted in memory only (held at
-        Permit, or running PreBind: its binding cycle ends with an error and it goes back
-        to the queue, no delete sent); otherwise it is deleted (the client marks it
-        DisruptionTarget and records Preempted)."""
+        """Upstream ``PreemptPod``: whether the victim was preempted in memory only (its
+        Preempted event recorded here); otherwise it is deleted (the client marks it
+        DisruptionTarget, as the preemptor's scheduler, and records Preempted)."""
+        client = self._handle.client
+        message = f"Preempted by pod {preemptor.uid} on node {c.name}"
+        if self._preempt_in_memory(victim):
+            if client is not None:
+                client.record_preempted(victim, f"{message} (in kube-scheduler memory).")
+            return True
+        if client is not None:
+            await client.delete_pod(victim, message, preemptor.scheduler_name)
+        return False
+
+    def _preempt_in_memory(self, victim: PodInfo) -> bool:
+        """A victim held at Permit is rejected, one in PreBind cancelled: its binding cycle
+        ends with an error and it goes back to the queue, no delete sent. False when it is
+        past both (allowed, or binding now): it is deleted."""
         waiting = self._handle.get_waiting_pod(victim.uid)
         if waiting is not None:
             if not self._preempt_waiting:
                 waiting.reject(self._plugin, "preempted")
                 return True
-            if waiting.preempt(self._plugin, "preempted"):
-                return True
-            # Its wait had ended already (allowed): it is on its way to bind; delete it.
-        elif (in_pre_bind := self._handle.get_pod_in_pre_bind(victim.uid)) is not None and (
-            in_pre_bind.cancel_pod(f"preempted by {self._plugin}")
-        ):
-            return True  # else PreBind is over and it is binding now: delete it
-        client = self._handle.client
-        if client is not None:
-            await client.delete_pod(victim, f"Preempted by pod {preemptor.uid} on node {c.name}")
-        return False
+            return waiting.preempt(self._plugin, "preempted")
+        in_pre_bind = self._handle.get_pod_in_pre_bind(victim.uid)
+        return in_pre_bind is not None and in_pre_bind.cancel_pod(f"preempted by {self._plugin}")
 
     async def _clear_lower_nominations(self, node: str, preemptor: PodInfo) -> None:
         nominator = self._handle.nominator

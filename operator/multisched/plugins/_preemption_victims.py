@@ -101,25 +101,31 @@ def split_by_pdb_violation(
 ) -> tuple[list[PodInfo], list[PodInfo]]:
     """Upstream ``filterPodsWithPDBViolation``: (violating, non-violating), order kept.
 
-    Each matching pod uses up one allowed disruption of its PDBs; a pod already in a PDB's
-    ``disruptedPods`` was counted by the API server and uses none.
+    Each matching pod uses up one allowed disruption of its PDBs, in the PDBs' order, up to
+    the first one it takes below zero: a violating pod charges no later PDB. A pod already in
+    a PDB's ``disruptedPods`` was counted by the API server and uses none.
     """
     allowed = [pdb.disruptions_allowed for pdb in pdbs]
     violating: list[PodInfo] = []
     non_violating: list[PodInfo] = []
     for pod in pods:
-        violated = False
-        if pod.labels:
-            for i, pdb in enumerate(pdbs):
-                if pdb.namespace != pod.namespace or not pdb.selector.matches(pod.labels):
-                    continue
-                if pod.name in pdb.disrupted_pods:
-                    continue
-                allowed[i] -= 1
-                if allowed[i] < 0:
-                    violated = True
-        (violating if violated else non_violating).append(pod)
+        (violating if _violates(pod, pdbs, allowed) else non_violating).append(pod)
     return violating, non_violating
+
+
+def _violates(pod: PodInfo, pdbs: Sequence[Pdb], allowed: list[int]) -> bool:
+    """Upstream ``podIsViolating``: charges ``allowed`` and stops at the first overdraft."""
+    if not pod.labels:
+        return False
+    for i, pdb in enumerate(pdbs):
+        if pdb.namespace != pod.namespace or not pdb.selector.matches(pod.labels):
+            continue
+        if pod.name in pdb.disrupted_pods:
+            continue
+        allowed[i] -= 1
+        if allowed[i] < 0:
+            return True
+    return False
 
 
 def _earliest_start_of_highest_priority(victims: Sequence[PodInfo], now: float) -> float:

@@ -34,6 +34,7 @@ from multisched.framework import (
     Status,
 )
 from multisched.framework.events import ASSIGNED_POD_DELETE
+from multisched.validation.names import aggregate
 
 from ._node_values import NodeValues
 from ._preemption_executor import Executor, set_nominated_node
@@ -146,19 +147,17 @@ class DefaultPreemption:
         all_nodes = self._handle.snapshot.node_info_list
         if not all_nodes:
             return None, Status.error(MSG_NO_NODES)
-        # Upstream ``nodesWherePreemptionMightHelp``: every node but those rejected as
-        # UnschedulableAndUnresolvable, nodes without a status too (in v1.28, those outside
-        # a PreFilter result). Nodes share status objects: when every node has one and none
-        # is resolvable (a request no node could ever hold), no node is walked.
+        # Upstream ``NodesForStatusCode(Unschedulable)``: the nodes rejected as Unschedulable
+        # alone. A node without a status counts as UnschedulableAndUnresolvable, the default
+        # of v1.37's NodeToStatus (the scheduler gives every node one, those outside a
+        # PreFilter result included). Nodes share status objects: when none is resolvable
+        # (a request no node could ever hold), no node is walked.
         potential: list[NodeInfo] = []
-        if len(statuses) < len(all_nodes) or any(
-            s.code != Code.UNSCHEDULABLE_AND_UNRESOLVABLE for s in set(statuses.values())
-        ):
+        if any(s.code == Code.UNSCHEDULABLE for s in set(statuses.values())):
             potential = [
                 n
                 for n in all_nodes
-                if (s := statuses.get(n.name)) is None
-                or s.code != Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+                if (s := statuses.get(n.name)) is not None and s.code == Code.UNSCHEDULABLE
             ]
         if not potential:
             await self._clear_nominated_node(pod)
@@ -171,7 +170,7 @@ class DefaultPreemption:
         )
         if not candidates:
             if errors:
-                return None, Status.error(_aggregate(errors))
+                return None, Status.error(aggregate(errors))
             return PostFilterResult(""), Status.unschedulable(self._fit_message(pod, node_statuses))
         best = candidates[0] if len(candidates) == 1 else pick_one_node(candidates, now)
         if best is None or not best.name:
@@ -382,11 +381,6 @@ def _nominated_node(handle: Handle, pod: PodInfo) -> str:
 
 def _as_error(status: Status) -> Status:
     return status if status.code == Code.ERROR else Status.error(status.message())
-
-
-def _aggregate(errors: list[str]) -> str:
-    """``utilerrors.NewAggregate(...).Error()``."""
-    return errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
 
 
 PLUGIN = DefaultPreemption

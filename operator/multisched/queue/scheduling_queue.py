@@ -469,7 +469,11 @@ class SchedulingQueue:
 
     def _in_flight_hint(self, qpi: QueuedPodInfo) -> bool:
         """Whether an event that happened during the pod's attempt may make it schedulable
-        (upstream ``determineSchedulingHintForInFlightPod``)."""
+        (upstream ``determineSchedulingHintForInFlightPod``). A pod no plugin rejected
+        failed for something unusual (no node at all, an API error): it is retried after
+        its backoff, as it might otherwise wait for the next flush."""
+        if not qpi.unschedulable_plugins:
+            return True
         start = self._in_flight_from.get(qpi.pod.uid)
         if start is None:
             return False
@@ -504,7 +508,8 @@ class SchedulingQueue:
             qpi.message = message
         requeue = error or self._in_flight_hint(qpi)
         self._end_in_flight(uid)
-        if error:
+        if error or not plugins:
+            # No plugin rejected it: upstream's error backoffQ, which pops never take early.
             self._push_backoff(qpi, SCHEDULE_ATTEMPT_FAILURE, error=True)
         elif requeue:
             self._push_backoff(qpi, SCHEDULE_ATTEMPT_FAILURE)

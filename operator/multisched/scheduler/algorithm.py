@@ -47,6 +47,11 @@ class SchedulingError(Exception):
     """An internal error in a cycle (plugin Error status); the pod is retried with backoff."""
 
 
+class NoNodesAvailable(SchedulingError):
+    """The cluster has no node: upstream's ``ErrNoNodesAvailable``, which it reports as
+    UnschedulableAndUnresolvable (the pod is Unschedulable, not in error)."""
+
+
 class Explain:
     """Per-node filter verdicts and per-plugin scores, only collected when asked for."""
 
@@ -116,7 +121,7 @@ class Algorithm:
         """Return the chosen node, or raise FitError / SchedulingError."""
         all_nodes = snapshot.node_info_list
         if not all_nodes:
-            raise SchedulingError(NO_NODES_AVAILABLE)
+            raise NoNodesAvailable(NO_NODES_AVAILABLE)
         self.scheduling_cycle += 1
         record = Explain() if explain else None
         batch = None

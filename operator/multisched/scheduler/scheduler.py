@@ -38,7 +38,7 @@ from multisched.framework.handle import ClusterClient
 from multisched.framework.queued_pod import QueuedPodInfo
 from multisched.queue import QueueName, SchedulingQueue
 
-from .algorithm import Algorithm, ScheduleResult, SchedulingError
+from .algorithm import Algorithm, NoNodesAvailable, ScheduleResult, SchedulingError
 from .binding_cycle import BindingCycle, BindingCycles
 from .event_handlers import EventHandlers
 from .events import NullObserver, SchedulerObserver, SchedulingEvents
@@ -272,9 +272,14 @@ class Scheduler:
             )
         except FitError as err:
             return await self._post_filter(fwk, state, pod, err, start)
+        except NoNodesAvailable as err:
+            # Upstream: UnschedulableAndUnresolvable, the nomination cleared.
+            self.observer.algorithm(self.clock() - start)
+            status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(err), cause=err)
+            return Failure(status, self._cleared_nomination(pod))
         except SchedulingError as err:
             self.observer.algorithm(self.clock() - start)
-            return Failure(Status(Code.ERROR, str(err), cause=err))
+            return Failure(Status(Code.ERROR, str(err), cause=err), self._cleared_nomination(pod))
         except Exception as exc:
             # A plugin that raised instead of returning a Status (an input it did not
             # expect): the pod is reported and retried like any scheduler error, and the
@@ -282,7 +287,8 @@ class Scheduler:
             message = _crash_message(exc)
             logger.error("scheduling cycle of %s failed: %s", pod.key, message)
             logger.debug("scheduling cycle of %s failed", pod.key, exc_info=True)
-            return Failure(Status(Code.ERROR, message))
+            self.observer.algorithm(self.clock() - start)
+            return Failure(Status(Code.ERROR, message), self._cleared_nomination(pod))
         self.observer.algorithm(self.clock() - start)
         return self._assume_and_reserve(fwk, state, qpi, result, start)
 
@@ -290,8 +296,10 @@ class Scheduler:
         self, fwk: Framework, state: CycleState, pod: PodInfo, err: FitError, start: float
     ) -> Failure:
         """No node fits: PostFilter (preemption) may nominate one for the next attempt."""
-        nominating: str | None = None
+        # Without PostFilter plugins upstream clears the nomination (no preemption will).
+        nominating = self._cleared_nomination(pod)
         if fwk.post_filter_plugins:
+            nominating = None
             try:
                 result, status = await fwk.run_post_filter(state, pod, err.diagnosis.node_to_status)
             except Exception as exc:  # reported with the fit error, as a PostFilter error status
@@ -301,11 +309,16 @@ class Scheduler:
             err.diagnosis.post_filter_msg = status.message()
             if result is not None:
                 # An empty nomination from PostFilter clears a stale one (upstream ModeOverride).
-                stale = pod.nominated_node_name or self.queue.nominator.nominated_node(pod.uid)
-                nominating = result.nominated_node_name or ("" if stale else None)
+                nominating = result.nominated_node_name or self._cleared_nomination(pod)
         # Upstream's algorithm latency covers PostFilter; the nomination's write is after.
         self.observer.algorithm(self.clock() - start)
         return Failure(Status(Code.UNSCHEDULABLE, err.message(), cause=err), nominating)
+
+    def _cleared_nomination(self, pod: PodInfo) -> str | None:
+        """Upstream's ``clearNominatedNode``: "" (cleared) when the pod has a nomination,
+        None (nothing to write) when it has none."""
+        stale = pod.nominated_node_name or self.queue.nominator.nominated_node(pod.uid)
+        return "" if stale else None
 
     def _assume_and_reserve(
         self,

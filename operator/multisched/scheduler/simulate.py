@@ -115,7 +115,10 @@ class SimClient:
         bound.node_name = node_name
         self._ref[0].feed.on_pod(bound)
 
-    async def delete_pod(self, pod: PodInfo, reason: str) -> None:
+    def record_preempted(self, pod: PodInfo, message: str) -> None:
+        pass
+
+    async def delete_pod(self, pod: PodInfo, reason: str, scheduler_name: str) -> None:
         self.preempted[pod.key] = reason
         self._ref[0].feed.on_pod_deleted(pod.uid)
 

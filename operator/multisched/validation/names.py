@@ -238,8 +238,10 @@ def not_supported(path: str, value: Any, supported: Sequence[str], *, typed: boo
 
 
 def aggregate(errors: Sequence[str]) -> str:
-    """``utilerrors.NewAggregate(...).Error()``: one message, or several in brackets."""
-    return errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
+    """``utilerrors.NewAggregate(...).Error()``: each message once, in brackets when more
+    than one is left."""
+    unique = list(dict.fromkeys(errors))
+    return unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
 
 
 def label_name_errors(path: str, name: str) -> list[str]:
