@@ -5,6 +5,7 @@ in-flight events, TestPriorityQueue_Update, TestPopFromBackoffQ) and backoff_que
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from builders import make_pod
@@ -311,3 +312,22 @@ def test_a_window_completes_as_a_whole_at_its_end() -> None:
     clock.now = 102.0
     q.flush_backoff_completed()
     assert (q.where(a.pod.uid), q.where(b.pod.uid)) == ("active", "active")
+
+
+def test_a_generic_update_of_the_pod_is_no_toleration_change() -> None:
+    """Test_isPodWorthRequeuing: a pod update that changed nothing specific (an annotation)
+    is ``TargetPodUpdate``, which a registration for toleration updates does not match;
+    a toleration change does."""
+    clock = Clock()
+    take = Hint(QUEUE)
+    toleration = ClusterEvent(ev.POD, ev.UPDATE_POD_TOLERATION)
+    q = queue(clock, {"TT": (ClusterEventWithHint(toleration, take),)})
+    p = pooled(q, "p", {"TT"})
+    clock.now += 20  # backoff over
+    raw = copy.deepcopy(p.pod.raw)
+    raw["metadata"]["annotations"] = {"a": "b"}
+    annotated = PodInfo.parse(raw)
+    q.update(annotated, [ClusterEvent(ev.POD, ev.UPDATE, "TargetPodUpdate")])
+    assert q.where(p.pod.uid) == "unschedulable" and take.calls == []
+    q.update(annotated, [ClusterEvent(ev.POD, ev.UPDATE_POD_TOLERATION, "TargetPodUpdate")])
+    assert q.where(p.pod.uid) == "active" and [c[0] for c in take.calls] == ["p"]

@@ -144,7 +144,19 @@ def test_event_matching() -> None:
     assert fit_nodes.matches(ev.NODE_ALLOCATABLE_CHANGE)
     assert not fit_nodes.matches(ev.NODE_LABEL_CHANGE)
     assert not fit_nodes.matches(ev.ASSIGNED_POD_DELETE)  # same action, other resource
-    combined = ClusterEvent(ev.NODE, ev.UPDATE_NODE_LABEL | ev.UPDATE_NODE_CONDITION)
-    assert ClusterEvent(ev.NODE, ev.UPDATE_NODE_LABEL).matches(combined)
+    # Upstream's MatchClusterEvents: the incoming action must be as specific as the
+    # registered one or more (framework/types_test.go, TestMatchClusterEvents).
+    label = ClusterEvent(ev.NODE, ev.UPDATE_NODE_LABEL)
+    assert ClusterEvent(ev.NODE, ev.UPDATE).matches(ev.NODE_LABEL_CHANGE)
+    assert not label.matches(ClusterEvent(ev.NODE, ev.UPDATE))
+    assert not label.matches(ClusterEvent(ev.NODE, ev.UPDATE_NODE_LABEL | ev.UPDATE_NODE_CONDITION))
+    toleration = ClusterEvent(ev.POD, ev.UPDATE_POD_TOLERATION)
+    assert not toleration.matches(ClusterEvent(ev.POD, ev.UPDATE))  # "TargetPodUpdate"
+    # A registration for any resource still has to match on the action.
+    assert ClusterEvent(ev.WILDCARD, ev.ADD).matches(ev.NODE_ADD)
+    assert not ClusterEvent(ev.WILDCARD, ev.ADD).matches(ev.ASSIGNED_POD_DELETE)
+    # An incoming wildcard is matched by a wildcard registration alone (the queue moves
+    # every pod for it before asking any registration).
     assert ev.WILDCARD_EVENT.matches(ev.NODE_LABEL_CHANGE)
-    assert fit_nodes.matches(ev.WILDCARD_EVENT)
+    assert ev.WILDCARD_EVENT.matches(ev.WILDCARD_EVENT)
+    assert not fit_nodes.matches(ev.WILDCARD_EVENT)

@@ -1,6 +1,7 @@
 """Queue behaviour after upstream scheduling_queue_test.go."""
 
 from builders import make_pod
+from multisched.framework.events import WILDCARD_EVENT
 from multisched.framework.queued_pod import QueuedPodInfo
 from multisched.queue import SchedulingQueue
 
@@ -214,3 +215,40 @@ def test_a_pod_deleted_while_backing_off_does_not_come_back() -> None:
     clock.now += 60
     assert q.pop_nowait() is None
     assert q.pending_counts() == {"active": 0, "backoff": 0, "unschedulable": 0, "gated": 0}
+
+
+def test_a_retried_pod_keeps_the_timestamp_of_its_failure() -> None:
+    """TestRecentlyTriedPodsGoBack / TestPodTimestamp: a pod's timestamp is set when it
+    arrives and when an attempt fails, not when it enters activeQ again; so a pod that
+    failed before another arrived is popped first (same priority)."""
+    clock = Clock()
+    q = SchedulingQueue(by_priority, clock=clock)
+    q.add(make_pod("tried", priority=1))
+    qpi = q.pop_nowait()
+    assert qpi is not None
+    q.add_unschedulable(qpi, {"X"})  # failed at 100
+    clock.now = 105.0
+    q.add(make_pod("newer", priority=1))
+    clock.now = 110.0  # its backoff is over
+    assert q.move_all_to_active_or_backoff(WILDCARD_EVENT) == 1
+    assert _drain(q) == ["tried", "newer"]
+
+
+def test_the_leftover_flush_is_an_event_for_the_pods_in_flight() -> None:
+    """Upstream's flushUnschedulableEntitiesLeftover moves the pods as
+    EventUnschedulableTimeout, a wildcard recorded for the pods in flight: a pod whose
+    attempt spans the flush backs off rather than waiting in the pool."""
+    clock = Clock()
+    q = SchedulingQueue(by_priority, clock=clock)
+    q.add(make_pod("left", priority=1))
+    left = q.pop_nowait()
+    assert left is not None
+    q.add_unschedulable(left, {"X"})
+    clock.now += 301
+    q.add(make_pod("flying", priority=1))
+    flying = q.pop_nowait()
+    assert flying is not None and flying.pod.name == "flying"
+    assert q.flush_unschedulable_left_over() == 1
+    assert q.in_flight_events == {"UnschedulableTimeout": 1}
+    q.add_unschedulable(flying, {"X"})
+    assert q.where(flying.pod.uid) == "backoff"

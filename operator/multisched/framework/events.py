@@ -125,10 +125,17 @@ class ClusterEvent:
         return self.resource == WILDCARD and self.action == ALL
 
     def matches(self, event: ClusterEvent) -> bool:
-        """Whether this registration covers ``event`` (upstream ``podMatchesEvent``)."""
-        if WILDCARD in (self.resource, event.resource):
+        """Whether this registration covers ``event`` (upstream ``MatchClusterEvents``): the
+        resource, and an action as specific as the registered one or more. A generic Update
+        (nothing specific changed) is no label or taint update; and an incoming wildcard is
+        matched by a wildcard registration only (the queue moves every pod for it anyway)."""
+        if self.is_wildcard():
             return True
-        return self.resource == event.resource and bool(self.action & event.action)
+        return (
+            self.resource in (WILDCARD, event.resource)
+            and bool(self.action & event.action)
+            and event.action <= self.action
+        )
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, ClusterEvent) and (self.resource, self.action) == (
@@ -175,6 +182,8 @@ class ClusterEventWithHint:
 
 #: Everything: profile changes, and plugins that do not say what they wait for.
 WILDCARD_EVENT = ClusterEvent(WILDCARD, ALL, "WildCardEvent")
+#: The pool's leftover flush (upstream ``EventUnschedulableTimeout``): a wildcard too.
+UNSCHEDULABLE_TIMEOUT_EVENT = ClusterEvent(WILDCARD, ALL, "UnschedulableTimeout")
 #: The events the scheduler itself emits (upstream ``framework/events.go``).
 ASSIGNED_POD_ADD = ClusterEvent(POD, ADD, "AssignedPodAdd")
 ASSIGNED_POD_UPDATE = ClusterEvent(POD, UPDATE, "AssignedPodUpdate")

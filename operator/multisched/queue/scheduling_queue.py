@@ -33,6 +33,7 @@ from typing import Any
 from multisched.cache import PodInfo
 from multisched.framework.events import (
     ALL,
+    UNSCHEDULABLE_TIMEOUT_EVENT,
     WILDCARD,
     WILDCARD_EVENT,
     ClusterEvent,
@@ -75,7 +76,7 @@ UNSCHEDULED_POD_UPDATE = "UnscheduledPodUpdate"
 SCHEDULE_ATTEMPT_FAILURE = "ScheduleAttemptFailure"
 BACKOFF_COMPLETE = "BackoffComplete"
 FORCE_ACTIVATE = "ForceActivate"
-UNSCHEDULABLE_TIMEOUT = "UnschedulableTimeout"
+UNSCHEDULABLE_TIMEOUT = UNSCHEDULABLE_TIMEOUT_EVENT.label
 POP_FROM_BACKOFF_Q = "PopFromBackoffQ"
 #: A pod activated while in flight: a wildcard for that pod only (its ``new`` object).
 FORCE_ACTIVATE_EVENT = ClusterEvent(WILDCARD, ALL, FORCE_ACTIVATE)
@@ -288,10 +289,11 @@ class SchedulingQueue:
             return
         qpi.gated = False
         self._gating.pop(uid, None)
-        now = qpi.timestamp = self.clock()
+        # The timestamp stays that of its arrival or its last failed attempt (upstream's
+        # moveToActiveQ does not touch it): a retried pod keeps its place among its peers.
         if qpi.initial_attempt_timestamp is None:
             # Upstream starts the pod's scheduling SLI when it first enters activeQ.
-            qpi.initial_attempt_timestamp = now
+            qpi.initial_attempt_timestamp = self.clock()
         heapq.heappush(self._active, _Ordered(qpi, self.less))
         self._where[uid] = QueueName.ACTIVE
         self._count_incoming(QueueName.ACTIVE, event)
@@ -711,6 +713,9 @@ class SchedulingQueue:
             for q in self._unschedulable.values()
             if not q.gated and now - q.timestamp > UNSCHEDULABLE_MAX_STAY_SECONDS
         ]
+        if stale:
+            # Upstream moves them as an event, which the pods in flight are told of.
+            self._record_in_flight(UNSCHEDULABLE_TIMEOUT_EVENT, None, None)
         wall = time.time()
         for qpi in stale:
             qpi.woken_by, qpi.woken_at = UNSCHEDULABLE_TIMEOUT, wall
