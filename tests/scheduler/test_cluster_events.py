@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from builders import make_pod, node_dict
-from multisched.cache import Cache
+from multisched.cache import Cache, PodInfo
 from multisched.config import parse_scheduler_profile_spec, resolve
 from multisched.framework import Framework, FrameworkError, Registry
 from multisched.framework import events as ev
@@ -237,6 +237,47 @@ async def test_a_bound_pod_moves_only_the_pods_whose_required_affinity_it_matche
     assert sched.queue.where(big) == "unschedulable"  # no affinity term: not a candidate
 
 
+NEAR_DB = {
+    "podAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [
+            {
+                "labelSelector": {"matchLabels": {"app": "db"}},
+                "topologyKey": "kubernetes.io/hostname",
+            }
+        ]
+    }
+}
+
+
+async def test_a_bound_pods_label_change_moves_the_pods_its_new_labels_help() -> None:
+    """updateAssignedPodInCache: a bound pod's update is AssignedPod/UpdatePodLabel (or
+    another specific change, else a general Update), asked of the pooled pods' hints."""
+    sched = default_scheduler()
+    sched.feed.on_node(ready_node("n1", cpu="8"))
+    waiting = await fail_once(sched, "web", affinity=NEAR_DB)
+    bound = make_pod("x", labels={"app": "cache"}, node_name="n1")
+    sched.feed.on_pod(bound)
+    assert sched.queue.where(waiting) == "unschedulable"
+    raw = copy.deepcopy(bound.raw)
+    raw["metadata"]["labels"] = {"app": "db"}
+    sched.feed.on_pod(PodInfo.parse(raw))
+    assert sched.queue.where(waiting) in ("active", "backoff")
+
+
+async def test_a_pod_bound_while_another_is_in_flight_is_an_event_for_it() -> None:
+    """addAssignedPodToCache raises AssignedPodAdd with an empty pool too: the pod in its
+    attempt sees it when the attempt fails, and backs off rather than wait in the pool."""
+    sched = default_scheduler()
+    sched.feed.on_node(ready_node("n1", cpu="8"))
+    sched.feed.on_pod(make_pod("web", scheduler_name="s", affinity=NEAR_DB))
+    qpi = sched.queue.pop_nowait()
+    assert qpi is not None
+    assert not sched.queue.has_unschedulable()
+    sched.feed.on_pod(make_pod("db", labels={"app": "db"}, node_name="n1"))
+    sched.queue.add_unschedulable(qpi, {"InterPodAffinity"})
+    assert sched.queue.where(qpi.pod.uid) == "backoff"
+
+
 # -- a pending pod's own update (v1.37 PodSchedulingPropertiesChange, as the target) ------
 
 
@@ -283,3 +324,35 @@ async def test_a_node_update_hands_the_hints_the_node_before_and_after() -> None
     assert label == "NodeUpdateNodeLabel"
     assert (old.labels["zone"], new.labels["zone"]) == ("a", "b")
     assert new is sched.cache.snapshot.get("n1") and old is not new
+
+
+async def test_a_nominated_pending_pod_leaving_its_node_moves_pods_of_lower_or_equal_priority() -> (
+    None
+):
+    """deletePodFromSchedulingQueue and hasNominatedNodeNameChanged: pods of lower or equal
+    priority counted the nominated pod on its node, so its deletion, or a nomination that
+    changed, is an AssignedPodDelete for them; pods of higher priority did not count it."""
+    sched = default_scheduler()
+    sched.feed.on_node(ready_node("n1", cpu="8"))
+    low = await fail_once(sched, "low", requests={"cpu": "16"}, priority=1)
+    high = await fail_once(sched, "high", requests={"cpu": "16"}, priority=20)
+    nominated = make_pod("nom", scheduler_name="s", priority=10, status={"nominatedNodeName": "n1"})
+    sched.feed.on_pod(nominated)
+    raw = copy.deepcopy(nominated.raw)
+    raw["status"]["nominatedNodeName"] = "n1"
+    sched.feed.on_pod_status(PodInfo.parse(raw))  # the same nomination: no event
+    assert (sched.queue.where(low), sched.queue.where(high)) == ("unschedulable",) * 2
+    raw["status"]["nominatedNodeName"] = ""
+    sched.feed.on_pod_status(PodInfo.parse(raw))
+    assert sched.queue.where(low) in ("active", "backoff")
+    assert sched.queue.where(high) == "unschedulable"
+
+
+async def test_a_nominated_pending_pod_deleted_moves_pods_of_lower_or_equal_priority() -> None:
+    sched = default_scheduler()
+    sched.feed.on_node(ready_node("n1", cpu="8"))
+    low = await fail_once(sched, "low", requests={"cpu": "16"}, priority=1)
+    nominated = make_pod("nom", scheduler_name="s", priority=10, status={"nominatedNodeName": "n1"})
+    sched.feed.on_pod(nominated)
+    sched.feed.on_pod_deleted(nominated.uid)
+    assert sched.queue.where(low) in ("active", "backoff")

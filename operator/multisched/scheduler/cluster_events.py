@@ -85,11 +85,31 @@ TARGET_POD_GENERATED_CLAIM = _target_pod(
     UPDATE_POD_GENERATED_RESOURCE_CLAIM, "UpdatePodGeneratedResourceClaim"
 )
 TARGET_POD_UPDATE = _target_pod(UPDATE, "Update")
+#: The same changes of a bound pod (upstream's ``AssignedPod`` resource): they may help
+#: pending pods whose affinity, spread or fit reads the pods on a node.
+_ASSIGNED = {
+    e: ClusterEvent(POD, e.action, "AssignedPod" + e.label.removeprefix("TargetPod"))
+    for e in (
+        TARGET_POD_LABEL,
+        TARGET_POD_SCALE_DOWN,
+        TARGET_POD_SCALE_UP,
+        TARGET_POD_GATES_ELIMINATED,
+        TARGET_POD_TOLERATION,
+        TARGET_POD_GENERATED_CLAIM,
+        TARGET_POD_UPDATE,
+    )
+}
 
 
 def _scaled(smaller: Resource, larger: Resource) -> bool:
     """Whether ``larger`` requests a resource ``smaller`` does not, or more of one."""
     return any(larger.get(n) > smaller.get(n) for n in larger.names())
+
+
+def assigned_pod_properties_change(old: PodInfo, new: PodInfo) -> list[ClusterEvent]:
+    """What a bound pod's update changed (``PodSchedulingPropertiesChange`` of an assigned
+    pod): the events pooled pods' hints are asked about."""
+    return [_ASSIGNED[e] for e in pod_scheduling_properties_change(old, new)]
 
 
 def pod_scheduling_properties_change(old: PodInfo, new: PodInfo) -> list[ClusterEvent]:

@@ -34,7 +34,11 @@ from multisched.meta import object_key
 from multisched.queue import SchedulingQueue
 
 from .binding_cycle import BindingCycles
-from .cluster_events import node_scheduling_properties_change, pod_scheduling_properties_change
+from .cluster_events import (
+    assigned_pod_properties_change,
+    node_scheduling_properties_change,
+    pod_scheduling_properties_change,
+)
 from .failure import FailureHandler
 
 
@@ -85,11 +89,16 @@ class EventHandlers:
         self.cache.groups.track_pod(pod)
         if pod.node_name:
             self.queue.delete(pod.uid)
-            newly = self.cache.get_pod(pod.uid) is None or self.cache.is_assumed(pod.uid)
+            old = self.cache.get_pod(pod.uid)
+            newly = old is None or self.cache.is_assumed(pod.uid)
             self.cache.add_pod(pod)  # confirms an assumption, wherever it was
             self._binding.confirmed(pod.uid, pod.node_name)
-            if newly and self.queue.has_unschedulable():
+            # Upstream raises these with no pod in the pool too: pods in flight see them.
+            if newly:
                 self._assigned_pod_added(pod)
+            elif old is not None:
+                for event in assigned_pod_properties_change(old, pod):
+                    self.queue.move_all_to_active_or_backoff(event, old=old, new=pod)
             return
         if pod.terminating or not self.responsible_for(pod):
             self.queue.delete(pod.uid)
@@ -100,14 +109,30 @@ class EventHandlers:
         if queued is None:
             self.queue.add(pod)
         else:
-            self.queue.update(pod, pod_scheduling_properties_change(queued.pod, pod))
+            old = queued.pod
+            self.queue.update(pod, pod_scheduling_properties_change(old, pod))
+            self._nomination_left(old, pod)
 
     def on_pod_status(self, pod: PodInfo) -> None:
         """Only the status (or bookkeeping metadata) of a pending pod changed: a queued pod
         keeps its place and is read from this object from now on."""
         queued = self.queue.info(pod.uid)
         if queued is not None:
-            queued.pod = pod
+            old, queued.pod = queued.pod, pod
+            self._nomination_left(old, pod)
+
+    def _nomination_left(self, old: PodInfo, new: PodInfo | None) -> None:
+        """A pending pod left the node it was nominated to (another nomination, none, or
+        the pod deleted): pods of lower or equal priority counted it there as if assigned,
+        so it is an AssignedPodDelete for them (upstream ``hasNominatedNodeNameChanged``
+        and ``deletePodFromSchedulingQueue``)."""
+        node = old.nominated_node_name
+        if not node or (new is not None and new.nominated_node_name == node):
+            return
+        priority = old.priority
+        self.queue.move_all_to_active_or_backoff(
+            ASSIGNED_POD_DELETE, only=lambda q: q.pod.priority <= priority, old=old
+        )
 
     def on_unreadable_pod(self, uid: str) -> None:
         """The pod's latest version could not be read: it leaves the queue."""
@@ -137,12 +162,15 @@ class EventHandlers:
                 waiting.reject("", "pod was deleted while waiting at Permit")
 
     def on_pod_deleted(self, uid: str) -> None:
+        queued = self.queue.info(uid)
         self.cache.groups.untrack_pod(uid)
         self.forget_pending(uid)
         self._binding.confirmed(uid)
         gone = self.cache.remove_pod(uid)
         if gone is not None:
             self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, old=gone)
+        elif queued is not None:
+            self._nomination_left(queued.pod, None)
 
     def _assigned_pod_added(self, pod: PodInfo) -> None:
         """A pod was bound: the hints of the plugins that registered it decide whom it may
