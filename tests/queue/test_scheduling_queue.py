@@ -1,6 +1,10 @@
 """Queue behaviour after upstream scheduling_queue_test.go."""
 
+import copy
+from typing import Any
+
 from builders import make_pod
+from multisched.cache import PodInfo
 from multisched.framework.events import WILDCARD_EVENT
 from multisched.framework.queued_pod import QueuedPodInfo
 from multisched.queue import SchedulingQueue
@@ -252,3 +256,38 @@ def test_the_leftover_flush_is_an_event_for_the_pods_in_flight() -> None:
     assert q.in_flight_events == {"UnschedulableTimeout": 1}
     q.add_unschedulable(flying, {"X"})
     assert q.where(flying.pod.uid) == "backoff"
+
+
+def _with_status(pod: PodInfo, **status: Any) -> PodInfo:
+    raw = copy.deepcopy(pod.raw)
+    raw.setdefault("status", {}).update(status)
+    return PodInfo.parse(raw)
+
+
+def test_a_nomination_follows_the_pods_updates() -> None:
+    """TestPriorityQueue_UpdateNominatedPodForNode: the nominator holds the pod's latest
+    object, and its nomination as the pod's status has it (added, changed, removed)."""
+    q = SchedulingQueue(by_priority, clock=Clock())
+    pod = make_pod("p", labels={"a": "1"}, status={"nominatedNodeName": "n1"})
+    q.add(pod)
+    relabelled = PodInfo.parse(
+        {**pod.raw, "metadata": {**pod.raw["metadata"], "labels": {"a": "2"}}}
+    )
+    q.update(relabelled)
+    assert [p.labels for p in q.nominator.nominated_pods_for_node("n1")] == [{"a": "2"}]
+    q.update_status(_with_status(relabelled, nominatedNodeName="n2"))
+    assert q.nominator.nominated_pods_for_node("n1") == []
+    assert q.nominator.nominated_node(pod.uid) == "n2"
+    q.update_status(_with_status(relabelled, nominatedNodeName=""))
+    assert q.nominator.nominated_node(pod.uid) is None
+
+
+def test_a_nomination_made_in_memory_is_kept_until_the_api_shows_one() -> None:
+    """UpdateNominatedPod: an update that names no nomination, on a pod whose old object
+    named none either, keeps the one this scheduler reserved before the API echoed it."""
+    q = SchedulingQueue(by_priority, clock=Clock())
+    pod = make_pod("p")
+    q.add(pod)
+    q.nominator.add_nominated_pod(pod, "n1")  # set by this scheduler's preemption
+    q.update_status(_with_status(pod, conditions=[]))
+    assert q.nominator.nominated_node(pod.uid) == "n1"

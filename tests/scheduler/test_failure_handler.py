@@ -198,3 +198,19 @@ async def test_a_step_down_requeues_without_counting_or_reporting() -> None:
     assert observer.log == []
     assert events.log == []
     assert sched.queue.where(pod.uid) == "backoff"
+
+
+async def test_a_pod_deleted_during_its_cycle_leaves_no_nomination() -> None:
+    """Upstream's nominator adds a pod only while its informer has it, unassigned: a pod
+    deleted during the cycle's awaits (PostFilter's) would otherwise hold room on the node
+    for the pods of lower priority, for good."""
+    sched, _, _, _ = refusing_scheduler()
+    pod = make_pod("web", scheduler_name="test", requests={"cpu": "8"})
+    sched.feed.on_pod(pod)
+    qpi = sched.queue.pop_nowait()
+    assert qpi is not None
+    sched.feed.on_pod_deleted(pod.uid)
+    fwk = sched.profiles["test"]
+    failure = Failure(Status(Code.UNSCHEDULABLE, "preempting"), "n1")
+    await sched.failure_handler.handle(fwk, qpi, failure, None)
+    assert sched.queue.nominator.nominated_node(pod.uid) is None

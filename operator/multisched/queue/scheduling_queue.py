@@ -136,6 +136,16 @@ class PodNominator:
             self._by_node.setdefault(node_name, {})[pod.uid] = pod
             self._node_of[pod.uid] = node_name
 
+    def update_nominated_pod(self, old: PodInfo, new: PodInfo) -> None:
+        """Upstream ``UpdateNominatedPod``: the record follows the pod's status (its
+        nomination added, changed or removed) and holds its latest object. A nomination
+        made in memory that the API does not show yet is kept while neither object names
+        one."""
+        node = new.nominated_node_name
+        if not node and not old.nominated_node_name:
+            node = self._node_of.get(old.uid, "")
+        self.add_nominated_pod(new, node)
+
     def delete_nominated_pod(self, pod: PodInfo) -> None:
         node = self._node_of.pop(pod.uid, None)
         if node is not None:
@@ -311,6 +321,8 @@ class SchedulingQueue:
             return
         old, qpi.pod = qpi.pod, pod
         where = self._where.get(uid)
+        if where != QueueName.IN_FLIGHT:
+            self.nominator.update_nominated_pod(old, pod)
         if where == QueueName.IN_FLIGHT and events is not None:
             for event in events:  # its failure will be checked against its own change
                 self._record_in_flight(event, old, pod)
@@ -329,6 +341,18 @@ class SchedulingQueue:
                 self._push_backoff(qpi, label)
         elif where == QueueName.ACTIVE:
             heapq.heapify(self._active)
+
+    def update_status(self, pod: PodInfo) -> PodInfo | None:
+        """Only the pending pod's status changed: it keeps its place, is read from ``pod``
+        from now on, and its nomination follows (not while in flight, as upstream).
+        Returns the object it replaced (None: not queued)."""
+        qpi = self._infos.get(pod.uid)
+        if qpi is None:
+            return None
+        old, qpi.pod = qpi.pod, pod
+        if self._where.get(pod.uid) != QueueName.IN_FLIGHT:
+            self.nominator.update_nominated_pod(old, pod)
+        return old
 
     def delete(self, uid: str) -> None:
         """The pod is gone, bound, or no longer ours; forget it everywhere."""

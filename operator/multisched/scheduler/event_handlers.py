@@ -116,9 +116,8 @@ class EventHandlers:
     def on_pod_status(self, pod: PodInfo) -> None:
         """Only the status (or bookkeeping metadata) of a pending pod changed: a queued pod
         keeps its place and is read from this object from now on."""
-        queued = self.queue.info(pod.uid)
-        if queued is not None:
-            old, queued.pod = queued.pod, pod
+        old = self.queue.update_status(pod)
+        if old is not None:
             self._nomination_left(old, pod)
 
     def _nomination_left(self, old: PodInfo, new: PodInfo | None) -> None:

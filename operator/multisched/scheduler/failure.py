@@ -118,7 +118,9 @@ class FailureHandler:
         return self._emit(outcome)
 
     async def _nominate(self, pod: PodInfo, node: str) -> None:
-        if node:
+        if node and pod.uid in self._queue:
+            # Only a pod still pending (upstream checks its informer): one deleted during
+            # the cycle's awaits would otherwise hold room on the node for good.
             self._queue.nominator.add_nominated_pod(pod, node)
         else:
             self._queue.nominator.delete_nominated_pod(pod)
