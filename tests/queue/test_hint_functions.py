@@ -129,7 +129,7 @@ def test_a_pod_rejected_for_no_plugins_reason_is_retried_after_its_backoff() -> 
     assert qpi is not None
     q.add_unschedulable(qpi, set())
     assert q.where(qpi.pod.uid) == "backoff"
-    assert q.pop_nowait() is None  # activeQ is empty, and still none is popped early
+    assert q.pop_nowait(from_backoff=True) is None  # activeQ is empty: still not taken early
     clock.now += 60
     q.flush_backoff_completed()
     assert q.where(qpi.pod.uid) == "active"

@@ -65,6 +65,8 @@ class Refuse:
     async def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         if pod.labels.get("fail") == "prebind":
             return Status.error("volume not ready")
+        if pod.labels.get("fail") == "prebind-rejects":
+            return Status(Code.UNSCHEDULABLE, "claim taken meanwhile")
         return None
 
 
@@ -122,9 +124,19 @@ KINDS: dict[str, tuple[str, str, Exception | None, str, str, str, str]] = {
         "unschedulable",
     ),
     "PreBind error": ("prebind", "1", None, "error", ERROR, "error", "backoff"),
+    # Past Permit no plugin's verdict parks the pod: retried after its backoff (upstream).
+    "PreBind rejection": (
+        "prebind-rejects",
+        "1",
+        None,
+        "unschedulable",
+        UNSCHEDULABLE,
+        "unschedulable",
+        "backoff",
+    ),
     "Bind error": ("", "1", RuntimeError("etcd timeout"), "error", ERROR, "error", "backoff"),
 }
-BINDING_CYCLE = {"PreBind error", "Bind error"}
+BINDING_CYCLE = {"PreBind error", "PreBind rejection", "Bind error"}
 
 
 def spy_on_the_handler(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -214,3 +226,16 @@ async def test_a_pod_deleted_during_its_cycle_leaves_no_nomination() -> None:
     failure = Failure(Status(Code.UNSCHEDULABLE, "preempting"), "n1")
     await sched.failure_handler.handle(fwk, qpi, failure, None)
     assert sched.queue.nominator.nominated_node(pod.uid) is None
+
+
+async def test_a_rejection_past_permit_is_retried_as_an_error_is() -> None:
+    """Upstream clears the rejecting plugins of a failure that is no FitError (PreBind is
+    past Permit, the last step that may find a pod unschedulable): the pod waits out its
+    backoff in the error backoffQ, which a pop never takes early from."""
+    sched, _, _, _ = refusing_scheduler()
+    pod = make_pod(
+        "web", scheduler_name="test", requests={"cpu": "1"}, labels={"fail": "prebind-rejects"}
+    )
+    await attempt(sched, pod)
+    assert sched.queue.where(pod.uid) == "backoff"
+    assert sched.queue.pop_nowait(from_backoff=True) is None  # not taken early

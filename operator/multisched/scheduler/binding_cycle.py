@@ -47,6 +47,7 @@ class BindingCycle:
         "fwk",
         "host",
         "nominated",
+        "past_permit",
         "qpi",
         "result",
         "since",
@@ -78,6 +79,8 @@ class BindingCycle:
         self.attempt_start = attempt_start
         #: When the binding's response was lost (an unconfirmed binding).
         self.since = start
+        #: Permit let the pod go: a later failure names no rejecting plugin.
+        self.past_permit = False
         #: Whether the binding cycle set the pod's nominatedNodeName (cleared on failure).
         self.nominated = False
 
@@ -150,6 +153,9 @@ class BindingCycles:
             # Waiting at Permit holds no slot: a gang of any size cannot starve the rest.
             if status is None:
                 status = await fwk.wait_on_permit(assumed)
+            # Upstream: no failure after Permit makes the pod unschedulable by a plugin's
+            # verdict; it is retried after its backoff.
+            cycle.past_permit = status is None
             if status is None:
                 # PreBind holds no slot either: VolumeBinding waits there for the PV
                 # controller, up to bindTimeoutSeconds.
@@ -236,7 +242,10 @@ class BindingCycles:
         # Upstream clears the nomination on a binding failure; ours only when there is one.
         clear = "" if cycle.nominated or pod.nominated_node_name else None
         failure = Failure(
-            status, nominating=clear, quiet=isinstance(cause, ApiUnavailable | NotLeading)
+            status,
+            nominating=clear,
+            quiet=isinstance(cause, ApiUnavailable | NotLeading),
+            rejectors=set() if cycle.past_permit else None,
         )
         start = None if stepped_down else cycle.attempt_start
         await self._failure.handle(cycle.fwk, cycle.qpi, failure, start)

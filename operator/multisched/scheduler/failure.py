@@ -37,7 +37,7 @@ logger = logging.getLogger(__name__)
 class Failure:
     """A failed attempt: its Status, and what the handler does besides requeue and report."""
 
-    __slots__ = ("nominating", "quiet", "result", "status")
+    __slots__ = ("nominating", "quiet", "rejectors", "result", "status")
 
     def __init__(
         self,
@@ -45,8 +45,13 @@ class Failure:
         nominating: str | None = None,
         quiet: bool = False,
         result: CycleResult | None = None,
+        rejectors: set[str] | None = None,
     ) -> None:
         self.status = status
+        #: The plugins whose events may help the pod, when not the status's own (a
+        #: rejection past Permit names none: upstream retries such a pod after its backoff,
+        #: as it does an error).
+        self.rejectors = rejectors
         #: PostFilter's answer (upstream ``NominatingInfo``): a node to nominate, "" to
         #: clear a stale nomination, None to leave it.
         self.nominating = nominating
@@ -103,7 +108,9 @@ class FailureHandler:
             result = "unschedulable" if rejected else "error"
             self._observer.attempt(fwk.profile_name, result, self._clock() - start)
         fit_error = cause if isinstance(cause, FitError) else None
-        if fit_error is not None:
+        if failure.rejectors is not None:
+            plugins = failure.rejectors
+        elif fit_error is not None:
             plugins = fit_error.diagnosis.unschedulable_plugins
         else:
             plugins = {status.plugin} if status.plugin else set()
