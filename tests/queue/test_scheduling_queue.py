@@ -291,3 +291,23 @@ def test_a_nomination_made_in_memory_is_kept_until_the_api_shows_one() -> None:
     q.nominator.add_nominated_pod(pod, "n1")  # set by this scheduler's preemption
     q.update_status(_with_status(pod, conditions=[]))
     assert q.nominator.nominated_node(pod.uid) == "n1"
+
+
+def test_the_backoff_counts_errors_apart_from_rejections() -> None:
+    """TestBackoffQueue_getBackoffTime: the backoff doubles with the consecutive errors
+    while there are any (an error after three rejections backs off as a first error), and
+    with the rejections otherwise (a rejection ends the run of errors)."""
+    clock = Clock()
+    q = SchedulingQueue(
+        by_priority, initial_backoff=1, max_backoff=10, clock=clock, backoff_ordering_window=0
+    )
+    q.add(make_pod("p"))
+    durations = []
+    for plugins in ({"X"}, {"X"}, {"X"}, set(), set(), {"X"}):
+        qpi = q.pop_nowait(from_backoff=True)
+        assert qpi is not None
+        q.add_unschedulable(qpi, plugins, error=not plugins)
+        durations.append(q.backoff_expiry(qpi) - clock.now)
+        clock.now = q.backoff_expiry(qpi)
+        q.move_all_to_active_or_backoff(WILDCARD_EVENT)  # a rejected pod waits in the pool
+    assert durations == [1, 2, 4, 1, 2, 8]

@@ -11,6 +11,7 @@ from multisched.cache import PodInfo
 class QueuedPodInfo:
     __slots__ = (
         "attempts",
+        "consecutive_errors_count",
         "first_seen",
         "flushed",
         "gated",
@@ -18,6 +19,7 @@ class QueuedPodInfo:
         "message",
         "pod",
         "timestamp",
+        "unschedulable_count",
         "unschedulable_plugins",
         "woken_at",
         "woken_by",
@@ -25,12 +27,19 @@ class QueuedPodInfo:
 
     def __init__(self, pod: PodInfo, timestamp: float) -> None:
         self.pod = pod
-        #: When the pod was last added to a queue (PrioritySort ties break on it).
+        #: When the pod arrived, or its last attempt failed (PrioritySort ties break on it;
+        #: its backoff runs from it).
         self.timestamp = timestamp
         #: When the pod first entered activeQ (upstream ``InitialAttemptTimestamp``: the
         #: start of ``pod_scheduling_sli_duration_seconds``).
         self.initial_attempt_timestamp: float | None = None
         self.attempts = 0
+        #: Failed attempts that a plugin rejected, and the failures since the last such
+        #: one that none did (errors): the backoff doubles with the latter while there are
+        #: any, else with the former (upstream ``UnschedulableCount``,
+        #: ``ConsecutiveErrorsCount``).
+        self.unschedulable_count = 0
+        self.consecutive_errors_count = 0
         self.unschedulable_plugins: set[str] = set()
         #: Held back by a PreEnqueue plugin (e.g. scheduling gates).
         self.gated = False

@@ -528,6 +528,11 @@ class SchedulingQueue:
             self._end_in_flight(uid)
             return  # deleted while in flight
         qpi.unschedulable_plugins = set(plugins)
+        if plugins:
+            qpi.unschedulable_count += 1
+            qpi.consecutive_errors_count = 0
+        else:  # no plugin's verdict: something unusual (an API error, no node at all)
+            qpi.consecutive_errors_count += 1
         qpi.timestamp = self.clock()
         qpi.flushed = False
         if message is not None:
@@ -545,8 +550,11 @@ class SchedulingQueue:
             self._count_incoming(QueueName.UNSCHEDULABLE, SCHEDULE_ATTEMPT_FAILURE)
 
     def _backoff_duration(self, qpi: QueuedPodInfo) -> float:
+        """Upstream ``getBackoffTime``: doubled per consecutive error while there are any,
+        else per failed attempt a plugin rejected."""
+        count = qpi.consecutive_errors_count or qpi.unschedulable_count
         duration = self.initial_backoff
-        for _ in range(1, qpi.attempts):
+        for _ in range(1, count):
             duration *= 2
             if duration >= self.max_backoff:
                 return self.max_backoff
@@ -564,7 +572,8 @@ class SchedulingQueue:
         return expiry + self._window
 
     def _backing_off(self, qpi: QueuedPodInfo) -> bool:
-        return qpi.attempts > 0 and self.backoff_expiry(qpi) > self.clock()
+        failed = qpi.unschedulable_count or qpi.consecutive_errors_count
+        return failed > 0 and self.backoff_expiry(qpi) > self.clock()
 
     def _push_backoff(self, qpi: QueuedPodInfo, event: str, error: bool = False) -> None:
         expiry = self._align(qpi.timestamp + self._backoff_duration(qpi))

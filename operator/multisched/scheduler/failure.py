@@ -113,7 +113,9 @@ class FailureHandler:
         elif fit_error is not None:
             plugins = fit_error.diagnosis.unschedulable_plugins
         else:
-            plugins = {status.plugin} if status.plugin else set()
+            # A Reserve or Permit rejection names its plugin (upstream wraps it in a
+            # FitError); an error names none, whichever plugin returned it.
+            plugins = {status.plugin} if status.plugin and rejected else set()
         self._queue.add_unschedulable(qpi, plugins, error=not rejected, message=message)
         if pod.uid in self._queue and not failure.quiet:  # else deleted meanwhile
             reason = REASON_UNSCHEDULABLE if rejected else REASON_SCHEDULER_ERROR
