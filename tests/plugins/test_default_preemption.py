@@ -513,18 +513,24 @@ async def test_terminating_victim_blocks_second_preemption() -> None:
 
 
 async def test_lower_priority_nominations_on_the_chosen_node_are_cleared() -> None:
+    """Upstream's clearNominatedNodeName: a patch for each lower-priority pod whose status
+    names the node (none for one whose status is already clear: "Should not make patch
+    request if nominated node is already cleared"); the nominator is left to the API's
+    echo, as upstream's is."""
     env = Env([node("node1", SMALL)], [pod("p1", LOW, SMALL, "node1")])
-    low = pod("low-nominated", LOW, SMALL)
-    high = pod("high-nominated", VERY_HIGH)
-    env.nominator.add_nominated_pod(low, "node1")
-    env.nominator.add_nominated_pod(high, "node1")
+    on_node1 = {"status": {"nominatedNodeName": "node1"}}
+    low = pod("low-nominated", LOW, SMALL, **on_node1)
+    cleared = pod("low-cleared", LOW, SMALL)  # nominated in memory, the API shows none
+    high = pod("high-nominated", VERY_HIGH, **on_node1)
+    for p in (low, cleared, high):
+        env.nominator.add_nominated_pod(p, "node1")
     result, status = await env.post_filter(pod("p", HIGH, SMALL))
     assert_placed(result, status)
     assert result is not None
     assert result.nominated_node_name == "node1"
     assert env.client.deleted == ["p1"]
-    assert [p.name for p in env.nominator.nominated_pods_for_node("node1")] == ["high-nominated"]
     assert env.client.nominated == {"low-nominated": ""}
+    assert len(env.nominator.nominated_pods_for_node("node1")) == 3
 
 
 async def test_no_potential_nodes_clears_the_pods_nomination() -> None:

@@ -340,7 +340,7 @@ async def test_a_last_victim_gone_before_its_turn_activates_the_preemptor() -> N
 async def test_lower_priority_nominations_are_cleared_before_the_deletes() -> None:
     pods = _victims(["victim1"])
     env = Env(pods)
-    low = make_pod("low-nominated", priority=MID)
+    low = make_pod("low-nominated", priority=MID, status={"nominatedNodeName": "node1"})
     env.fwk.nominator.add_nominated_pod(low, "node1")
     hold = env.client.holds["victim1"] = asyncio.Event()
     env.executor.prepare_candidate_async(Candidate("node1", pods, 0), PREEMPTOR)

@@ -311,3 +311,76 @@ def test_the_backoff_counts_errors_apart_from_rejections() -> None:
         clock.now = q.backoff_expiry(qpi)
         q.move_all_to_active_or_backoff(WILDCARD_EVENT)  # a rejected pod waits in the pool
     assert durations == [1, 2, 4, 1, 2, 8]
+
+
+class Gate:
+    """A PreEnqueue plugin held shut or open by the test."""
+
+    def __init__(self) -> None:
+        self.shut = False
+
+    def __call__(self, pod: PodInfo) -> str | None:
+        return "Gate" if self.shut else None
+
+
+def gated_queue(clock: Clock) -> tuple[SchedulingQueue, Gate]:
+    gate = Gate()
+    return SchedulingQueue(by_priority, pre_enqueue=gate, clock=clock), gate
+
+
+def test_the_leftover_flush_asks_gated_pods_again() -> None:
+    """TestFlushUnschedulablePodsLeftoverSetsFlag_GatedPod, TestGatedPodFlushFrequency: a
+    gated pod is flushed too, PreEnqueue asked again, and 5 minutes later again (from its
+    last flush, not its arrival)."""
+    clock = Clock()
+    q, gate = gated_queue(clock)
+    gate.shut = True
+    q.add(make_pod("p"))
+    assert q.pending_counts()["gated"] == 1
+    clock.now += 301
+    assert q.flush_unschedulable_left_over() == 1  # asked again: still gated
+    assert q.pending_counts()["gated"] == 1
+    clock.now += 200
+    assert q.flush_unschedulable_left_over() == 0  # 200 s after its last flush
+    gate.shut = False
+    clock.now += 101
+    assert q.flush_unschedulable_left_over() == 1
+    qpi = q.pop_nowait()
+    assert qpi is not None and qpi.pod.name == "p"
+
+
+def test_a_pod_let_through_while_backing_off_goes_to_backoff() -> None:
+    """MoveAllToActiveOrBackoffQueueWithQueueingHint, "no longer gated and the event is
+    wildcard": a pod still backing off goes to backoffQ, gated or not before."""
+    clock = Clock()
+    q, gate = gated_queue(clock)
+    q.add(make_pod("p"))
+    qpi = q.pop_nowait()
+    assert qpi is not None
+    q.add_unschedulable(qpi, {"X"})
+    gate.shut = True
+    q.activate([qpi.pod.uid])
+    assert q.pending_counts()["gated"] == 1
+    gate.shut = False
+    q.move_all_to_active_or_backoff(WILDCARD_EVENT)
+    assert q.where(qpi.pod.uid) == "backoff"
+
+
+def test_pre_enqueue_runs_on_the_way_into_backoff_not_out() -> None:
+    """TestPriorityQueue_moveToActiveQ (SchedulerPopFromBackoffQ): PreEnqueue runs when a
+    pod enters backoffQ, and not when it leaves for activeQ."""
+    clock = Clock()
+    q, gate = gated_queue(clock)
+    q.add(make_pod("open-at-failure"))
+    qpi = q.pop_nowait()
+    assert qpi is not None
+    q.add_unschedulable(qpi, set(), error=True)
+    assert q.where(qpi.pod.uid) == "backoff"
+    gate.shut = True
+    clock.now += 10
+    q.flush_backoff_completed()
+    assert q.where(qpi.pod.uid) == "active"  # not asked again on the way out
+    shut = q.pop_nowait()
+    assert shut is qpi
+    q.add_unschedulable(shut, set(), error=True)  # the gate is shut now
+    assert q.pending_counts()["gated"] == 1

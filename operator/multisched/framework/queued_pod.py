@@ -13,6 +13,7 @@ class QueuedPodInfo:
         "attempts",
         "consecutive_errors_count",
         "first_seen",
+        "flush_timestamp",
         "flushed",
         "gated",
         "initial_attempt_timestamp",
@@ -46,6 +47,8 @@ class QueuedPodInfo:
         #: Left the unschedulable pool by its timeout, and no attempt failed since (upstream
         #: ``WasFlushedFromUnschedulable``: ``pod_scheduled_after_flush_total``).
         self.flushed = False
+        #: When the pool's leftover flush last moved it (0: not since its last attempt).
+        self.flush_timestamp = 0.0
         # For ``/debug/queue`` only (wall-clock seconds: people read them).
         self.first_seen = time.time()
         #: The last attempt's FailedScheduling message.

@@ -167,10 +167,11 @@ class Executor:
         return in_pre_bind is not None and in_pre_bind.cancel_pod(f"preempted by {self._plugin}")
 
     async def _clear_lower_nominations(self, node: str, preemptor: PodInfo) -> None:
-        nominator = self._handle.nominator
-        for p in list(nominator.nominated_pods_for_node(node)):
-            if p.priority < preemptor.priority:
-                nominator.delete_nominated_pod(p)
+        """Upstream ``clearNominatedNodeName`` of the lower-priority pods nominated here: a
+        patch for each whose status names the node (none for a nomination the API does not
+        show yet); the nominator follows when the API echoes it, as upstream's does."""
+        for p in list(self._handle.nominator.nominated_pods_for_node(node)):
+            if p.priority < preemptor.priority and p.nominated_node_name:
                 await set_nominated_node(self._handle, p, "")
 
 

@@ -282,23 +282,32 @@ class SchedulingQueue:
         key = (queue.value, event)
         self.incoming[key] = self.incoming.get(key, 0) + 1
 
-    def _to_active_or_gated(self, qpi: QueuedPodInfo, event: str) -> None:
+    def _gated(self, qpi: QueuedPodInfo, event: str) -> bool:
+        """PreEnqueue: a pod a plugin holds back waits in the pool, gated (True)."""
         gate = self.pre_enqueue(qpi.pod) if self.pre_enqueue is not None else None
         uid = qpi.pod.uid
-        if gate is not None:
-            qpi.gated = True
-            qpi.flushed = False  # a gated pod makes no attempt the flush could be credited with
-            # Upstream adds the gate to the rejecting plugins: an async preemptor waits for
-            # what its filters' hints say, once its gate's events come.
-            qpi.unschedulable_plugins = {*qpi.unschedulable_plugins, gate}
-            self._gating[uid] = gate
-            self._unschedulable[uid] = qpi
-            if self._where.get(uid) != QueueName.UNSCHEDULABLE:  # not gated in place again
-                self._count_incoming(QueueName.UNSCHEDULABLE, event)
-            self._where[uid] = QueueName.UNSCHEDULABLE
+        if gate is None:
+            qpi.gated = False
+            self._gating.pop(uid, None)
+            return False
+        qpi.gated = True
+        qpi.flushed = False  # a gated pod makes no attempt the flush could be credited with
+        # Upstream adds the gate to the rejecting plugins: an async preemptor waits for
+        # what its filters' hints say, once its gate's events come.
+        qpi.unschedulable_plugins = {*qpi.unschedulable_plugins, gate}
+        self._gating[uid] = gate
+        self._unschedulable[uid] = qpi
+        if self._where.get(uid) != QueueName.UNSCHEDULABLE:  # not gated in place again
+            self._count_incoming(QueueName.UNSCHEDULABLE, event)
+        self._where[uid] = QueueName.UNSCHEDULABLE
+        return True
+
+    def _to_active_or_gated(self, qpi: QueuedPodInfo, event: str, pre_enqueue: bool = True) -> None:
+        """``pre_enqueue=False``: the pod comes from backoffQ, whose entry ran PreEnqueue
+        (upstream's moveToActiveQ with SchedulerPopFromBackoffQ)."""
+        if pre_enqueue and self._gated(qpi, event):
             return
-        qpi.gated = False
-        self._gating.pop(uid, None)
+        uid = qpi.pod.uid
         # The timestamp stays that of its arrival or its last failed attempt (upstream's
         # moveToActiveQ does not touch it): a retried pod keeps its place among its peers.
         if qpi.initial_attempt_timestamp is None:
@@ -335,7 +344,7 @@ class SchedulingQueue:
                 if not label:
                     return  # no rejecting plugin's hint says the change may help
             del self._unschedulable[uid]
-            if qpi.gated or not self._backing_off(qpi):
+            if not self._backing_off(qpi):
                 self._to_active_or_gated(qpi, label)
             else:
                 self._push_backoff(qpi, label)
@@ -424,9 +433,7 @@ class SchedulingQueue:
             qpi = heapq.heappop(self._backoff).qpi
             if not self._current(qpi, QueueName.BACKOFF):
                 continue
-            self._to_active_or_gated(qpi, POP_FROM_BACKOFF_Q)
-            if qpi.gated:
-                continue
+            self._to_active_or_gated(qpi, POP_FROM_BACKOFF_Q, pre_enqueue=False)
             heapq.heappop(self._active)  # the entry just pushed onto the empty activeQ
             return self._start_in_flight(qpi)
         return None
@@ -535,6 +542,7 @@ class SchedulingQueue:
             qpi.consecutive_errors_count += 1
         qpi.timestamp = self.clock()
         qpi.flushed = False
+        qpi.flush_timestamp = 0.0
         if message is not None:
             qpi.message = message
         requeue = error or self._in_flight_hint(qpi)
@@ -576,6 +584,11 @@ class SchedulingQueue:
         return failed > 0 and self.backoff_expiry(qpi) > self.clock()
 
     def _push_backoff(self, qpi: QueuedPodInfo, event: str, error: bool = False) -> None:
+        """PreEnqueue runs on the way in (upstream's moveToBackoffQ with
+        SchedulerPopFromBackoffQ): a gated pod waits in the pool instead, and the way out
+        runs none."""
+        if self._gated(qpi, event):
+            return
         expiry = self._align(qpi.timestamp + self._backoff_duration(qpi))
         if error:
             heapq.heappush(self._error_backoff, (expiry, next(self._seq), qpi))
@@ -593,11 +606,11 @@ class SchedulingQueue:
         while errors and errors[0][0] <= done_before:
             qpi = heapq.heappop(errors)[2]
             if self._current(qpi, QueueName.BACKOFF):
-                self._to_active_or_gated(qpi, BACKOFF_COMPLETE)
+                self._to_active_or_gated(qpi, BACKOFF_COMPLETE, pre_enqueue=False)
         while backoff and backoff[0].expiry <= done_before:
             qpi = heapq.heappop(backoff).qpi
             if self._current(qpi, QueueName.BACKOFF):
-                self._to_active_or_gated(qpi, BACKOFF_COMPLETE)
+                self._to_active_or_gated(qpi, BACKOFF_COMPLETE, pre_enqueue=False)
 
     def move_all_to_active_or_backoff(
         self,
@@ -631,7 +644,7 @@ class SchedulingQueue:
         now = time.time()
         for qpi in moved:
             qpi.woken_by, qpi.woken_at = event.label, now
-            if qpi.gated or not self._backing_off(qpi):
+            if not self._backing_off(qpi):
                 self._to_active_or_gated(qpi, event.label)
             else:
                 self._push_backoff(qpi, event.label)
@@ -659,7 +672,10 @@ class SchedulingQueue:
             elif where != QueueName.BACKOFF:
                 continue  # active already
             qpi.woken_by, qpi.woken_at = FORCE_ACTIVATE, wall
-            self._to_active_or_gated(qpi, FORCE_ACTIVATE)
+            # From backoffQ PreEnqueue ran on the way in (upstream's Activate).
+            self._to_active_or_gated(
+                qpi, FORCE_ACTIVATE, pre_enqueue=where == QueueName.UNSCHEDULABLE
+            )
             moved += not qpi.gated
         return moved
 
@@ -741,10 +757,12 @@ class SchedulingQueue:
     def flush_unschedulable_left_over(self) -> int:
         """Pods that waited in the pool longer than 5 minutes get another try."""
         now = self.clock()
+        # Gated pods too, PreEnqueue asked again (upstream); each waits from its last
+        # attempt or its last flush, whichever is later.
         stale = [
             q
             for q in self._unschedulable.values()
-            if not q.gated and now - q.timestamp > UNSCHEDULABLE_MAX_STAY_SECONDS
+            if now - max(q.timestamp, q.flush_timestamp) > UNSCHEDULABLE_MAX_STAY_SECONDS
         ]
         if stale:
             # Upstream moves them as an event, which the pods in flight are told of.
@@ -753,6 +771,7 @@ class SchedulingQueue:
         for qpi in stale:
             qpi.woken_by, qpi.woken_at = UNSCHEDULABLE_TIMEOUT, wall
             qpi.flushed = True
+            qpi.flush_timestamp = now
             del self._unschedulable[qpi.pod.uid]
             if self._backing_off(qpi):
                 self._push_backoff(qpi, UNSCHEDULABLE_TIMEOUT)
