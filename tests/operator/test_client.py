@@ -208,11 +208,13 @@ async def test_failures_of_pods_no_longer_pending_are_not_reported(
 async def test_delete_pod_marks_deletes_and_records_the_preemption(
     kmock: KubernetesEmulator, client: KubeClient
 ) -> None:
-    victim = stored(kmock, "low")
+    # As the cache holds a bound pod: its identity and generation, no more.
+    victim = stored(kmock, "low", metadata={"generation": 3}).compact()
     await client.delete_pod(victim, "Preempted by pod uid-high on node n1", "my-scheduler")
     await client.recorder.flush()
     mark, delete, event = writes(kmock)
     (condition,) = mark.data["status"]["conditions"]
+    assert condition["observedGeneration"] == 3  # PodObservedGenerationTracking, GA
     assert (condition["type"], condition["status"], condition["reason"]) == (
         "DisruptionTarget",
         "True",

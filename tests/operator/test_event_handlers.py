@@ -92,7 +92,7 @@ class ServesSome:
     def on_pod(self, pod: Any) -> None:
         self.queued += 1
 
-    def forget_pending(self, uid: str) -> None:
+    def forget_pending(self, uid: str, deleted: bool = False) -> None:
         pass
 
 

@@ -362,3 +362,26 @@ async def test_services_and_controllers_reach_default_spreading(runtime: Runtime
     services.on_delete(service)
     sets.on_delete(replica_set)
     assert default_selector(pod, workloads).empty
+
+
+async def test_a_nominated_pending_pod_deleted_frees_its_node_for_lower_priority_pods(
+    runtime: Runtime,
+) -> None:
+    """The operator's way in (kopf's DELETED of a pending pod): as upstream's
+    deletePodFromSchedulingQueue, pods of lower priority that counted the nominated pod on
+    its node are asked again (AssignedPodDelete)."""
+    await runtime.profile_sync.on_profile(profile_obj(SCHED))
+    runtime.cluster.on_node(node_dict("n1"))
+    low = pod_dict("low", scheduler_name=SCHED, requests={"cpu": "64"}, priority=1)
+    await runtime.cluster.on_pod(low)
+    queue = runtime.scheduler.queue
+    qpi = queue.pop_nowait()
+    assert qpi is not None and qpi.pod.name == "low"
+    queue.add_unschedulable(qpi, {"NodeResourcesFit"})
+    nominated = pod_dict(
+        "nom", scheduler_name=SCHED, priority=10, status={"nominatedNodeName": "n1"}
+    )
+    await runtime.cluster.on_pod(nominated)
+    assert queue.where(qpi.pod.uid) == "unschedulable"
+    runtime.cluster.on_pending_pod_gone(nominated)
+    assert queue.where(qpi.pod.uid) in ("active", "backoff")

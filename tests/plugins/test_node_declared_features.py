@@ -156,8 +156,11 @@ def test_events_to_register_are_node_add_and_declared_feature_updates_and_pod_up
     assert node_event.event.matches(ev.NODE_DECLARED_FEATURE_CHANGE)
     for other in (ev.NODE_LABEL_CHANGE, ev.NODE_TAINT_CHANGE, ev.ASSIGNED_POD_DELETE):
         assert not node_event.event.matches(other)
-    assert pod_event.event == ev.ClusterEvent(ev.POD, ev.UPDATE)
+    # Upstream's {TargetPod, Update}: the pending pod's own updates, no bound pod's.
+    assert pod_event.event == ev.ClusterEvent(ev.TARGET_POD, ev.UPDATE)
     assert pod_event.hint is is_schedulable_after_target_pod_update
+    assert pod_event.event.matches(ev.ClusterEvent(ev.TARGET_POD, ev.UPDATE_POD_LABEL))
+    assert not pod_event.event.matches(ev.ASSIGNED_POD_UPDATE)
 
 
 @pytest.mark.parametrize(

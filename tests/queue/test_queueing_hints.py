@@ -102,14 +102,32 @@ def test_an_event_nobody_registered_for_moves_nobody_until_the_flush() -> None:
 
 
 def test_plugins_without_registration_move_on_any_event() -> None:
+    """A plugin that names no event is registered for all of them (the framework gives it
+    the wildcard, as upstream's): any event moves the pods it rejected, and only those."""
     clock = Clock()
     q = SchedulingQueue(fifo, clock=clock)
-    q.plugin_events = REGISTERED
-    custom = pooled(q, clock, "custom", {"SomeCustomPlugin"})  # not in the map: all events
+    q.plugin_events = {**REGISTERED, "SomeCustomPlugin": (ev.WILDCARD_EVENT,)}
+    custom = pooled(q, clock, "custom", {"SomeCustomPlugin"})
     fit = pooled(q, clock, "fit", {"NodeResourcesFit"})
     clock.now += 20
     q.move_all_to_active_or_backoff(ev.NODE_CONDITION_CHANGE)
     assert q.where(custom) == "active"
+    assert q.where(fit) == "unschedulable"
+
+
+def test_an_event_no_plugin_registered_moves_nothing_and_is_not_kept() -> None:
+    """isEventOfInterest: an event no registration matches returns before the pool is
+    walked, and the pods in flight are not told of it."""
+    clock = Clock()
+    q = SchedulingQueue(fifo, clock=clock)
+    q.plugin_events = REGISTERED
+    fit = pooled(q, clock, "fit", {"NodeResourcesFit"})
+    q.add(make_pod("flying"))
+    flying = q.pop_nowait()
+    assert flying is not None
+    clock.now += 20
+    assert q.move_all_to_active_or_backoff(ev.NODE_CONDITION_CHANGE) == 0
+    assert q.in_flight_events == {}
     assert q.where(fit) == "unschedulable"
     # A pod no plugin rejected does not wait in the pool for an event at all: it backs off
     # and is retried (tests/queue/test_hint_functions.py).

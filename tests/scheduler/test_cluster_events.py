@@ -305,7 +305,7 @@ def test_a_pending_pods_update_is_one_event_per_changed_property(
 ) -> None:
     events = pod_scheduling_properties_change(make_pod("p", **before), make_pod("p", **after))
     assert [e.label for e in events] == labels
-    assert all(e.resource == ev.POD for e in events)
+    assert all(e.resource == ev.TARGET_POD for e in events)
 
 
 async def test_a_node_update_hands_the_hints_the_node_before_and_after() -> None:

@@ -239,3 +239,23 @@ async def test_a_rejection_past_permit_is_retried_as_an_error_is() -> None:
     await attempt(sched, pod)
     assert sched.queue.where(pod.uid) == "backoff"
     assert sched.queue.pop_nowait(from_backoff=True) is None  # not taken early
+
+
+async def test_a_failure_resets_the_nomination_to_what_the_api_last_showed() -> None:
+    """handleSchedulingFailure's AddNominatedPod(pod, nil): a nomination cleared through
+    the API while the pod was in its attempt (another pod's preemption clearing it, say)
+    leaves the nominator when the attempt fails, though the failure nominates nothing."""
+    sched, _, _, _ = refusing_scheduler()
+    pod = make_pod(
+        "web", scheduler_name="test", requests={"cpu": "8"}, status={"nominatedNodeName": "n1"}
+    )
+    sched.feed.on_pod(pod)
+    assert sched.queue.nominator.nominated_node(pod.uid) == "n1"
+    qpi = sched.queue.pop_nowait()
+    assert qpi is not None
+    cleared = PodInfo.parse({**pod.raw, "status": {"nominatedNodeName": ""}})
+    sched.feed.on_pod_status(cleared)  # in flight: the nominator waits for the attempt
+    assert sched.queue.nominator.nominated_node(pod.uid) == "n1"
+    fwk = sched.profiles["test"]
+    await sched.failure_handler.handle(fwk, qpi, Failure(Status(Code.UNSCHEDULABLE, "no")), None)
+    assert sched.queue.nominator.nominated_node(pod.uid) is None

@@ -412,7 +412,8 @@ class PodInfo:
 
     def compact(self) -> PodInfo:
         """Drop the API object but its identity: a bound pod is only read by the plugins,
-        which use the slots, and by preemption, which names it by namespace, name and uid."""
+        which use the slots, and by preemption, which names it by namespace, name and uid
+        (and marks it at its generation)."""
         meta = self.raw.get("metadata") or {}
         self.raw = {
             "metadata": {k: meta[k] for k in _IDENTITY if k in meta},
@@ -442,7 +443,9 @@ class PodInfo:
         return f"PodInfo({self.key})"
 
 
-_IDENTITY = ("name", "namespace", "uid", "resourceVersion")
+#: What a bound pod keeps of its metadata: its identity, and its generation (preemption
+#: writes ``observedGeneration`` on a victim's DisruptionTarget condition).
+_IDENTITY = ("name", "namespace", "uid", "resourceVersion", "generation")
 
 
 def _container_requests(container: Mapping[str, Any], path: str) -> tuple[Resource, Resource]:

@@ -62,6 +62,9 @@ ALL = ADD | DELETE | UPDATE
 
 #: Resources (upstream ``GVK``); plugins may name others (e.g. "PersistentVolumeClaim").
 POD = "Pod"
+#: The pending pod's own update (upstream ``TargetPod``): a ``POD`` registration covers it
+#: too, a ``TARGET_POD`` one covers nothing else (bound pods' events are ``POD``'s).
+TARGET_POD = "TargetPod"
 NODE = "Node"
 WILDCARD = "*"
 
@@ -131,8 +134,12 @@ class ClusterEvent:
         matched by a wildcard registration only (the queue moves every pod for it anyway)."""
         if self.is_wildcard():
             return True
+        resource = self.resource
         return (
-            self.resource in (WILDCARD, event.resource)
+            (
+                resource in (WILDCARD, event.resource)
+                or (resource == POD and event.resource == TARGET_POD)
+            )
             and bool(self.action & event.action)
             and event.action <= self.action
         )

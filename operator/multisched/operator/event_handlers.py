@@ -289,8 +289,9 @@ class ClusterEventHandlers:
         self.unbound.pop(uid, None)
         self.others.pop(uid, None)
         self._bad_pods.pop(uid, None)
-        self.engine.forget_pending(uid)
-        if not (body.get("spec") or {}).get("nodeName"):
+        bound = bool((body.get("spec") or {}).get("nodeName"))
+        self.engine.forget_pending(uid, deleted=not bound)
+        if not bound:
             # Deleted or finished while pending; a bound one stays its group's member.
             self.engine.untrack_group_member(uid)
 

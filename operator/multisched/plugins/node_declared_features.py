@@ -17,7 +17,7 @@ from multisched.framework import CycleState, Handle, PreFilterResult, Status
 from multisched.framework.events import (
     ADD,
     NODE,
-    POD,
+    TARGET_POD,
     UPDATE,
     UPDATE_NODE_DECLARED_FEATURE,
     ClusterEvent,
@@ -51,7 +51,9 @@ class NodeDeclaredFeatures:
                 ClusterEvent(NODE, ADD | UPDATE_NODE_DECLARED_FEATURE),
                 is_schedulable_after_node_change,
             ),
-            ClusterEventWithHint(ClusterEvent(POD, UPDATE), is_schedulable_after_target_pod_update),
+            ClusterEventWithHint(
+                ClusterEvent(TARGET_POD, UPDATE), is_schedulable_after_target_pod_update
+            ),
         )
 
     def pre_filter(

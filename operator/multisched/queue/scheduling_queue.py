@@ -192,6 +192,8 @@ class SchedulingQueue:
         #: (None: the plugin is unknown, any event may help), filled as pods ask: a pod's
         #: check allocates nothing. Dropped when the maps change.
         self._matched: dict[tuple[str, int], dict[str, dict[str, _Matched | None]]] = {}
+        #: (resource, action) -> whether any registration matches it (``_of_interest``).
+        self._interest: dict[tuple[str, int], bool] = {}
         #: Gated pod uid -> the PreEnqueue plugin holding it (upstream ``GatingPlugin``).
         self._gating: dict[str, str] = {}
         self.hint_observer: HintObserver | None = None
@@ -234,6 +236,7 @@ class SchedulingQueue:
     def plugin_events(self, events: Mapping[str, tuple[ClusterEvent, ...]]) -> None:
         self._plugin_events = events
         self._matched.clear()
+        self._interest.clear()
 
     @property
     def queueing_hints(self) -> QueueingHintMap:
@@ -245,6 +248,7 @@ class SchedulingQueue:
     def queueing_hints(self, hints: QueueingHintMap) -> None:
         self._queueing_hints = hints
         self._matched.clear()
+        self._interest.clear()
 
     # -- adding ---------------------------------------------------------------------------
 
@@ -629,6 +633,8 @@ class SchedulingQueue:
         attempt fails.
         """
         event = as_event(event)
+        if not self._of_interest(event):
+            return 0  # no plugin registered it: neither the pool nor the pods in flight care
         self._record_in_flight(event, old, new)
         if event.is_wildcard() and only is None and new is None:
             moved = list(self._unschedulable.values())
@@ -717,6 +723,26 @@ class SchedulingQueue:
                 if hint is None or self._run_hint(plugin, hint, pod, event, old, new):
                     return True
         return False
+
+    def _of_interest(self, event: ClusterEvent) -> bool:
+        """Upstream ``isEventOfInterest``: some plugin of some profile registered the event
+        (the framework registers every event for a plugin that names none). Without any
+        registration (a queue driven directly, as in tests) every event is."""
+        if event.is_wildcard():
+            return True
+        key = (event.resource, event.action)
+        known = self._interest.get(key)
+        if known is None:
+            registrations = [
+                r.event
+                for by_plugin in self._queueing_hints.values()
+                for hints in by_plugin.values()
+                for r in hints
+            ]
+            registrations += [e for events in self._plugin_events.values() for e in events]
+            known = not registrations or any(r.matches(event) for r in registrations)
+            self._interest[key] = known
+        return known
 
     def _match(self, profile: str, plugin: str, event: ClusterEvent) -> _Matched | None:
         """The hints of ``plugin``'s registrations that match ``event`` (None in place of a

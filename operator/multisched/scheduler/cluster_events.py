@@ -21,6 +21,7 @@ from multisched.framework.events import (
     NODE_PREEMPTION_POLICY_CHANGE,
     NODE_TAINT_CHANGE,
     POD,
+    TARGET_POD,
     UPDATE,
     UPDATE_POD_GENERATED_RESOURCE_CLAIM,
     UPDATE_POD_LABEL,
@@ -71,7 +72,7 @@ def node_scheduling_properties_change(
 
 def _target_pod(action: int, name: str) -> ClusterEvent:
     # Upstream names the pending pod's own change "TargetPod" (it matches Pod registrations).
-    return ClusterEvent(POD, action, f"TargetPod{name}")
+    return ClusterEvent(TARGET_POD, action, f"TargetPod{name}")
 
 
 TARGET_POD_LABEL = _target_pod(UPDATE_POD_LABEL, "UpdatePodLabel")

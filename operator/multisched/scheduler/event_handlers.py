@@ -150,15 +150,19 @@ class EventHandlers:
         """The pod no longer counts in its PodGroup (deleted or finished while pending)."""
         self.cache.groups.untrack_pod(uid)
 
-    def forget_pending(self, uid: str) -> None:
+    def forget_pending(self, uid: str, deleted: bool = False) -> None:
         """The pod is no longer waiting for a scheduler (bound, finished, deleted or not
-        ours); what it holds on a node is the assigned-pod view's to say."""
+        ours); what it holds on a node is the assigned-pod view's to say. ``deleted``: not
+        bound but gone (upstream's ``deletePodFromSchedulingQueue``)."""
+        queued = self.queue.info(uid) if deleted else None
         self.queue.delete(uid)
         self._failure.forget(uid)
         for fwk in self.profiles.values():
             waiting = fwk.get_waiting_pod(uid)
             if waiting is not None:
                 waiting.reject("", "pod was deleted while waiting at Permit")
+        if queued is not None and self.cache.get_pod(uid) is None:
+            self._nomination_left(queued.pod, None)  # an assumed one frees its node as such
 
     def on_pod_deleted(self, uid: str) -> None:
         queued = self.queue.info(uid)

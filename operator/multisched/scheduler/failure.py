@@ -102,6 +102,10 @@ class FailureHandler:
             return self._emit(Outcome(pod, CycleResult.SCHEDULED, node=cause.bound_to))
         if failure.nominating is not None:
             await self._nominate(pod, failure.nominating)
+        elif pod.uid in self._queue:
+            # Upstream's AddNominatedPod without NominatingInfo: the record follows the
+            # pod's status as the API last showed it, updates during the attempt included.
+            self._queue.nominator.add_nominated_pod(pod, pod.nominated_node_name)
         rejected = status.is_rejected()
         message = status.message()
         if start is not None:

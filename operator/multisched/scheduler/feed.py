@@ -38,9 +38,11 @@ class EngineFeed(Protocol):
         """The pod is gone (deleted, or finished): it holds nothing any more."""
         ...
 
-    def forget_pending(self, uid: str) -> None:
+    def forget_pending(self, uid: str, deleted: bool = False) -> None:
         """The pod no longer waits for a scheduler (bound, finished, deleted or not ours);
-        what it holds on a node is ``on_pod``'s and ``on_pod_deleted``'s to say."""
+        what it holds on a node is ``on_pod``'s and ``on_pod_deleted``'s to say.
+        ``deleted``: it was deleted or finished while pending (not bound), which frees its
+        nominated node for the pods that counted it there."""
         ...
 
     def on_unreadable_pod(self, uid: str) -> None:
