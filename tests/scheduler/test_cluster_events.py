@@ -187,8 +187,9 @@ def test_built_in_filters_register_events_and_plugins_without_them_get_all() -> 
     )
     # Each with its hint.
     assert all(r.hint is not None for r in fwk.plugin_hints["TaintToleration"])
-    # Score/bind-only plugins say nothing: they count as registered for everything.
-    assert events["DefaultBinder"] == (ev.WILDCARD_EVENT,)
+    # Score/bind-only plugins reject no pod: upstream's shouldHaveEnqueueExtensions leaves
+    # them out (registered for everything, they would make every event one of interest).
+    assert "DefaultBinder" not in events and "ImageLocality" not in events
     assert sched.queue.plugin_events["NodeAffinity"] == events["NodeAffinity"]
 
 
@@ -356,3 +357,24 @@ async def test_a_nominated_pending_pod_deleted_moves_pods_of_lower_or_equal_prio
     sched.feed.on_pod(nominated)
     sched.feed.on_pod_deleted(nominated.uid)
     assert sched.queue.where(low) in ("active", "backoff")
+
+
+class _SilentFilter:
+    """A filter that names no event (an out-of-tree plugin written before hints)."""
+
+    name = "SilentFilter"
+
+    def __init__(self, args: Any, handle: Any) -> None:
+        pass
+
+    def filter(self, state: Any, pod: Any, node: Any) -> None:
+        return None
+
+
+def test_a_rejecting_plugin_that_names_no_event_is_registered_for_all() -> None:
+    """Upstream's defaultEnqueueExtension: every event may help the pods it rejected."""
+    from multisched.config.resolved import ResolvedProfile
+
+    prof = ResolvedProfile("x", None, {"filter": ("SilentFilter",)}, {})
+    fwk = Framework(prof, Registry([_SilentFilter]), Cache().snapshot)
+    assert fwk.plugin_events["SilentFilter"] == (ev.WILDCARD_EVENT,)

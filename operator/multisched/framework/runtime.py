@@ -95,6 +95,11 @@ def _unimplemented(profile: str, plugin: Plugin, point: str) -> FrameworkError:
     )
 
 
+#: The extension points at which a plugin can reject a pod (upstream
+#: ``shouldHaveEnqueueExtensions``).
+_REJECTING_POINTS = ("pre_enqueue", "pre_filter", "filter", "reserve", "permit")
+
+
 def _events_to_register(
     profile: str, name: str, plugin: Plugin
 ) -> tuple[ClusterEventWithHint, ...]:
@@ -187,10 +192,14 @@ class Framework:
                 raise FrameworkError(
                     f"profile {profile.scheduler_name}: plugin {name} failed to start: {exc}"
                 ) from exc
-        #: Plugin name -> the cluster events that may resolve its rejections (queueing hints).
+        #: Plugin name -> the cluster events that may resolve its rejections (queueing hints):
+        #: of the plugins that can reject a pod (PreEnqueue, PreFilter, Filter, Reserve,
+        #: Permit), as upstream's ``fillEnqueueExtensions``; a scorer or binder waits for
+        #: nothing, and would make every event one of interest.
         self.plugin_hints: dict[str, tuple[ClusterEventWithHint, ...]] = {
             name: _events_to_register(profile.scheduler_name, name, pl)
             for name, pl in self.plugins.items()
+            if any(hasattr(pl, point) for point in _REJECTING_POINTS)
         }
         self.plugin_events: dict[str, tuple[ClusterEvent, ...]] = {
             name: tuple(h.event for h in hints) for name, hints in self.plugin_hints.items()
