@@ -193,14 +193,20 @@ def test_built_in_filters_register_events_and_plugins_without_them_get_all() -> 
     assert sched.queue.plugin_events["NodeAffinity"] == events["NodeAffinity"]
 
 
-class _BrokenEvents:
-    name = "BrokenEvents"
+class _SilentFilter:
+    """A filter that names no event (an out-of-tree plugin written before hints)."""
+
+    name = "SilentFilter"
 
     def __init__(self, args: Any, handle: Any) -> None:
         pass
 
     def filter(self, state: Any, pod: Any, node: Any) -> None:
         return None
+
+
+class _BrokenEvents(_SilentFilter):
+    name = "BrokenEvents"
 
     def events_to_register(self) -> list[str]:
         return ["NodeAdd"]  # a label, not a ClusterEvent
@@ -357,18 +363,6 @@ async def test_a_nominated_pending_pod_deleted_moves_pods_of_lower_or_equal_prio
     sched.feed.on_pod(nominated)
     sched.feed.on_pod_deleted(nominated.uid)
     assert sched.queue.where(low) in ("active", "backoff")
-
-
-class _SilentFilter:
-    """A filter that names no event (an out-of-tree plugin written before hints)."""
-
-    name = "SilentFilter"
-
-    def __init__(self, args: Any, handle: Any) -> None:
-        pass
-
-    def filter(self, state: Any, pod: Any, node: Any) -> None:
-        return None
 
 
 def test_a_rejecting_plugin_that_names_no_event_is_registered_for_all() -> None:

@@ -181,7 +181,7 @@ class KubeClient:
             if exc.status in (404, 409):  # gone, or a new pod took the name
                 return
             raise
-        self._pod_event(pod, "Normal", "Preempted", reason, COMPONENT, "Preempting")
+        self.record_preempted(pod, reason)
 
     def record_preempted(self, pod: PodInfo, message: str) -> None:
         self._pod_event(pod, "Normal", "Preempted", message, COMPONENT, "Preempting")

@@ -328,14 +328,12 @@ class SchedulingQueue:
         plugins' hints say one of them may help. Without them, or for a gated pod (PreEnqueue
         decides again), any change moves it."""
         uid = pod.uid
-        qpi = self._infos.get(uid)
-        if qpi is None:
+        old = self.update_status(pod)
+        if old is None:
             self.add(pod)
             return
-        old, qpi.pod = qpi.pod, pod
+        qpi = self._infos[uid]
         where = self._where.get(uid)
-        if where != QueueName.IN_FLIGHT:
-            self.nominator.update_nominated_pod(old, pod)
         if where == QueueName.IN_FLIGHT and events is not None:
             for event in events:  # its failure will be checked against its own change
                 self._record_in_flight(event, old, pod)
@@ -506,11 +504,8 @@ class SchedulingQueue:
 
     def _in_flight_hint(self, qpi: QueuedPodInfo) -> bool:
         """Whether an event that happened during the pod's attempt may make it schedulable
-        (upstream ``determineSchedulingHintForInFlightPod``). A pod no plugin rejected
-        failed for something unusual (no node at all, an API error): it is retried after
-        its backoff, as it might otherwise wait for the next flush."""
-        if not qpi.unschedulable_plugins:
-            return True
+        (upstream ``determineSchedulingHintForInFlightPod``; a pod no plugin rejected
+        goes to the error backoffQ without asking, ``add_unschedulable``)."""
         start = self._in_flight_from.get(qpi.pod.uid)
         if start is None:
             return False
@@ -549,10 +544,12 @@ class SchedulingQueue:
         qpi.flush_timestamp = 0.0
         if message is not None:
             qpi.message = message
-        requeue = error or self._in_flight_hint(qpi)
+        # An error, or no plugin's verdict: upstream's error backoffQ, which pops never
+        # take early, whatever happened during the attempt.
+        error = error or not plugins
+        requeue = not error and self._in_flight_hint(qpi)
         self._end_in_flight(uid)
-        if error or not plugins:
-            # No plugin rejected it: upstream's error backoffQ, which pops never take early.
+        if error:
             self._push_backoff(qpi, SCHEDULE_ATTEMPT_FAILURE, error=True)
         elif requeue:
             self._push_backoff(qpi, SCHEDULE_ATTEMPT_FAILURE)

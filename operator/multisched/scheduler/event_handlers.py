@@ -165,15 +165,12 @@ class EventHandlers:
             self._nomination_left(queued.pod, None)  # an assumed one frees its node as such
 
     def on_pod_deleted(self, uid: str) -> None:
-        queued = self.queue.info(uid)
         self.cache.groups.untrack_pod(uid)
-        self.forget_pending(uid)
+        self.forget_pending(uid, deleted=True)
         self._binding.confirmed(uid)
         gone = self.cache.remove_pod(uid)
         if gone is not None:
             self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, old=gone)
-        elif queued is not None:
-            self._nomination_left(queued.pod, None)
 
     def _assigned_pod_added(self, pod: PodInfo) -> None:
         """A pod was bound: the hints of the plugins that registered it decide whom it may
