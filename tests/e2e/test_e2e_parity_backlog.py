@@ -7,6 +7,8 @@ compared. Skipped, saying so, without a ``kube-scheduler`` binary on PATH."""
 from __future__ import annotations
 
 import os
+import signal
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -134,6 +136,41 @@ def _placements(kube: Kube, run: str) -> dict[str, str] | None:
     return out if len(out) == len(BACKLOG) else None
 
 
+def _settled(kube: Kube, op: Any, run: str) -> dict[str, str]:
+    """The run's placements once settled; if it does not settle, the failure says what the
+    scheduler held (its queue and cache, as SIGUSR2 logs them) and what the API holds."""
+    try:
+        placements: dict[str, str] = kube.wait_for(
+            f"{run}'s backlog settled", lambda: _placements(kube, run), 60
+        )
+        return placements
+    except AssertionError as exc:
+        mark = op.mark()
+        if op.alive:
+            op.proc.send_signal(signal.SIGUSR2)
+            time.sleep(2)
+        pods = kube.get("pods", "-n", "default", "-l", LABEL)["items"]
+        ours = [p for p in pods if p["metadata"]["name"].startswith(f"{run}-")]
+        names = {p["metadata"]["name"].removeprefix(f"{run}-") for p in ours}
+        gone = sorted(b[0] for b in BACKLOG if b[0] not in names)
+        held = "\n".join(_held(p) for p in ours)
+        raise AssertionError(
+            f"{exc}\n--- the API's pods (backlog pods gone: {gone}) ---\n{held}\n"
+            f"--- the scheduler's dump ---\n{op.output_since(mark)[-12000:]}"
+        ) from None
+
+
+def _held(pod: dict[str, Any]) -> str:
+    """A pod as the API holds it: its node, deletion, nomination and PodScheduled."""
+    meta, status = pod["metadata"], pod["status"]
+    scheduled = [c["status"] for c in status.get("conditions") or () if c["type"] == "PodScheduled"]
+    return (
+        f"{meta['name']}: node={pod['spec'].get('nodeName') or '-'} "
+        f"deleting={bool(meta.get('deletionTimestamp'))} "
+        f"nominated={status.get('nominatedNodeName') or '-'} PodScheduled={scheduled}"
+    )
+
+
 def _survivors(kube: Kube, run: str) -> set[str]:
     pods = kube.get("pods", "-n", "default", "-l", f"{LABEL},role=victim")["items"]
     names = (p["metadata"]["name"] for p in pods)
@@ -161,10 +198,7 @@ def test_a_mixed_backlog_is_worked_off_as_kube_scheduler_does(
         kube.apply(yaml.safe_dump_all([d for run, s in RUNS.items() for d in _docs(run, s)]))
         op = start_operator()
         request.getfixturevalue("kube_scheduler")  # started now: the backlog is waiting
-        settled = {
-            run: kube.wait_for(f"{run}'s backlog settled", lambda r=run: _placements(kube, r), 60)
-            for run in RUNS
-        }
+        settled = {run: _settled(kube, op, run) for run in RUNS}
     histories = {run: History(events, run) for run in RUNS}
     log = op.output()[-3000:]
 

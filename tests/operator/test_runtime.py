@@ -163,6 +163,52 @@ async def test_a_profile_claiming_a_name_schedules_the_pods_that_waited_for_it(
     assert list(runtime.cluster.others) == [theirs["metadata"]["uid"]]
 
 
+async def test_the_first_cycle_waits_for_the_pods_a_name_claims_and_takes_them_as_listed(
+    kmock: KubernetesEmulator, runtime: Runtime
+) -> None:
+    """A name served while kopf hands the first listing over: ``a`` came before it (kept as
+    another scheduler's, then listed again), ``b`` after it (queued at once). The first
+    cycle waits for ``a``'s listing, and the backlog goes in the order it was listed."""
+    declare_kinds(kmock)
+    assert runtime.intake is not None
+    await asyncio.wait_for(runtime.intake.wait_synced(), 10)
+    a, b = (pod_dict(n, scheduler_name=SCHED) for n in ("a", "b"))
+    await runtime.cluster.on_pod(a)  # nobody serves my-scheduler yet
+    listing = asyncio.Event()
+
+    async def slow_listing(name: str) -> AsyncIterator[list[dict[str, Any]]]:
+        await listing.wait()
+        yield [a]
+
+    runtime.cluster._list_pending = slow_listing
+    serving = asyncio.create_task(runtime.profile_sync.on_profile(profile_obj(SCHED)))
+    await asyncio.sleep(0.01)
+    await runtime.cluster.on_pod(b)  # kopf goes on handing pods over
+    queue = runtime.scheduler.queue
+    assert queue.where(b["metadata"]["uid"]) == "active"
+    assert queue.where(a["metadata"]["uid"]) is None
+    runtime.handlers_sync.listed = frozenset({"default/a", "default/b"})
+    stop = asyncio.Event()
+    loop = asyncio.create_task(runtime._run_loop(stop, None))
+    await asyncio.sleep(0.05)
+    assert queue.scheduling_cycle == 0  # the claim of my-scheduler is still listing
+    listing.set()
+    await serving
+    uids = [p["metadata"]["uid"] for p in (a, b)]
+    for _ in range(200):
+        infos = [queue.info(uid) for uid in uids]
+        if all(i is not None and i.attempts for i in infos):
+            break
+        await asyncio.sleep(0.01)
+    stop.set()
+    await asyncio.wait_for(loop, 5)
+    # No node: each failed once, a first (its failure stamped earlier).
+    first, second = (queue.info(uid) for uid in uids)
+    assert first is not None and second is not None
+    assert first.attempts == second.attempts == 1
+    assert first.timestamp < second.timestamp
+
+
 async def test_a_failed_listing_of_a_claimed_name_is_tried_again_at_resync(
     kmock: KubernetesEmulator, runtime: Runtime, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -17,6 +17,7 @@ through too. Events come by two routes, one meaning each:
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Iterable, Mapping
@@ -96,6 +97,11 @@ class ClusterEventHandlers:
         self._list_pending = list_pending
         #: Newly served names whose pods could not be listed yet (tried again at resync).
         self.unclaimed: set[str] = set()
+        #: Claims under way, and set when there are none: the first scheduling cycle waits
+        #: for them (``claims_settled``).
+        self._claims = 0
+        self._claims_idle = asyncio.Event()
+        self._claims_idle.set()
         #: Pods we could not read -> the message already reported.
         self._bad_pods: dict[str, str] = {}
         #: Told of every pod and group object that may change a PodGroup's or an
@@ -197,9 +203,28 @@ class ClusterEventHandlers:
         if self.unclaimed:
             await self.claim(set(self.unclaimed))
 
+    async def claims_settled(self) -> None:
+        """Until no claim is under way. A name served while kopf hands over the first
+        listing has its pods queued in two ways: those handed over after it by kopf, those
+        handed over before it by a listing of their own (``claim``). The first cycle waits
+        for the latter, so that the whole backlog is queued, and ordered as listed, before
+        any of it is popped."""
+        await self._claims_idle.wait()
+
     async def claim(self, names: Iterable[str]) -> None:
         """Parse and queue the pending pods of newly served names. Only their identity was
         kept: they are listed again, one list per name that has any."""
+        # Counted from the start: the names are served now, and nothing has awaited since.
+        self._claims += 1
+        self._claims_idle.clear()
+        try:
+            await self._claim(names)
+        finally:
+            self._claims -= 1
+            if not self._claims:
+                self._claims_idle.set()
+
+    async def _claim(self, names: Iterable[str]) -> None:
         asked = set(names)
         waiting = {p.scheduler_name for p in self.others.values()}
         todo = sorted(n for n in asked & waiting if self.engine.serves(n))

@@ -379,6 +379,8 @@ class Runtime:
         if self.intake is not None:
             await self.intake.wait_synced()  # WaitForCacheSync
             await self.handlers_sync.wait_synced()  # WaitForHandlersSync
+            # Pods kopf handed over before their schedulerName was served are listed again.
+            await self.cluster.claims_settled()
             # The backlog in the order an informer's first listing would have queued it.
             self.scheduler.queue.order_as_listed(self.handlers_sync.listed)
             self.handlers_sync.listed = frozenset()
