@@ -297,9 +297,8 @@ class Scheduler:
     ) -> Failure:
         """No node fits: PostFilter (preemption) may nominate one for the next attempt."""
         # Without PostFilter plugins upstream clears the nomination (no preemption will).
-        nominating = self._cleared_nomination(pod)
+        nominating = None if fwk.post_filter_plugins else self._cleared_nomination(pod)
         if fwk.post_filter_plugins:
-            nominating = None
             try:
                 result, status = await fwk.run_post_filter(state, pod, err.diagnosis.node_to_status)
             except Exception as exc:  # reported with the fit error, as a PostFilter error status
