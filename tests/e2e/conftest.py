@@ -90,6 +90,20 @@ class Kube:
             raise AssertionError(f"kubectl {' '.join(args)} failed: {proc.stderr}")
         return proc
 
+    def wait_established(self, *crds: str, timeout: float = 30.0) -> None:
+        """``kubectl wait --for=condition=Established``, again while the CRD has no status
+        yet: kubectl then fails at once ("<nil> is of the type <nil>") instead of waiting."""
+        deadline = time.monotonic() + timeout
+        for crd in crds:
+            while True:
+                args = ("wait", "--for=condition=Established", f"crd/{crd}", "--timeout=30s")
+                proc = self.run(*args, check=False)
+                if not proc.returncode:
+                    break
+                if "accessor error" not in proc.stderr or time.monotonic() > deadline:
+                    raise AssertionError(f"kubectl {' '.join(args)} failed: {proc.stderr}")
+                time.sleep(0.2)
+
     def apply(self, obj: dict[str, Any] | str) -> None:
         text = obj if isinstance(obj, str) else yaml.safe_dump(obj)
         self.run("apply", "-f", "-", stdin=text)
@@ -235,12 +249,7 @@ def controllers(kubeconfig: Path, tmp_path_factory: pytest.TempPathFactory) -> I
 def kube(kubeconfig: Path) -> Kube:
     k = Kube(kubeconfig)
     k.run("apply", "-f", str(CRD))
-    k.run(
-        "wait",
-        "--for=condition=Established",
-        "crd/schedulerprofiles.multisched.dev",
-        "--timeout=30s",
-    )
+    k.wait_established("schedulerprofiles.multisched.dev")
     # No controller manager: the default ServiceAccount that pod admission wants.
     k.run("create", "serviceaccount", "default", "-n", "default", check=False)
     return k
@@ -439,12 +448,7 @@ class FaultCluster:
         self.tmp = tmp
         self.kube = Kube(plane.kubeconfig())
         self.kube.run("apply", "-f", str(CRD))
-        self.kube.run(
-            "wait",
-            "--for=condition=Established",
-            "crd/schedulerprofiles.multisched.dev",
-            "--timeout=30s",
-        )
+        self.kube.wait_established("schedulerprofiles.multisched.dev")
         # No controller manager: the default ServiceAccount that pod admission wants.
         self.kube.run("create", "serviceaccount", "default", "-n", "default", check=False)
         self.api = ClusterApi(plane.kubeconfig())

@@ -27,11 +27,7 @@ GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
 def install(faults: FaultCluster, profile_spec: dict[str, Any]) -> None:
     kube = faults.kube
     kube.run("apply", "-f", str(PLUGIN_CRDS))
-    for crd in ("podgroups", "elasticquotas"):
-        kube.run(
-            "wait", "--for=condition=Established", f"crd/{crd}.scheduling.x-k8s.io",
-            "--timeout=30s",
-        )  # fmt: skip
+    kube.wait_established(*(f"{crd}.scheduling.x-k8s.io" for crd in ("podgroups", "elasticquotas")))
     kube.apply(
         {
             "apiVersion": "multisched.dev/v1alpha1",

@@ -128,7 +128,9 @@ class KubeClient:
         }
         try:
             # In order: the API server receives the bindings in the order they were made
-            # (queue order), as kube-scheduler's arrive on its one HTTP/2 connection.
+            # (queue order), as kube-scheduler's arrive on its one HTTP/2 connection; one
+            # of a lower priority only once those of a higher priority made before it are
+            # answered (SendOrder).
             await self.api.request(
                 "POST",
                 _pod_path(pod, "binding"),
@@ -136,6 +138,7 @@ class KubeClient:
                 guard=self._guard,
                 kind="bindings",
                 in_order=True,
+                rank=pod.priority,
             )
         except (Unreachable, NotSent) as exc:
             raise scheduler_error(exc) from None

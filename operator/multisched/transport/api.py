@@ -121,12 +121,13 @@ class Api:
         guard: Callable[[], bool] | None = None,
         kind: str = "other requests",
         in_order: bool = False,
+        rank: int | None = None,
     ) -> dict[str, Any]:
         """``guard``: the request is sent only while it holds (checked now and on the wire;
         ``NotSent`` when it does not). ``kind`` names the request in the outage summary
         ("bindings", "events", ...); ``in_order``: it reaches the wire after the requests
-        of its kind made before it (``SendOrder``). No answer: ``Unreachable``; not 2xx:
-        ``ApiError``."""
+        of its kind made before it, and, given a ``rank``, after the answers to those of a
+        higher rank (``SendOrder``). No answer: ``Unreachable``; not 2xx: ``ApiError``."""
         if guard is not None and not guard():
             raise NotSent(NOT_SENT)
         headers = {
@@ -148,10 +149,12 @@ class Api:
         turn = None
         if in_order:
             order = self._orders.get(kind) or self._orders.setdefault(kind, SendOrder())
-            turn = (order, order.take())
+            turn = (order, order.take(rank))
         turn_token = _WIRE_TURN.set(turn)
         sent_at = self.reachability.clock()
         try:
+            if rank is not None and turn is not None:
+                await turn[0].after_higher_ranks(turn[1])
             async with self._session.request(
                 method, url, data=data, headers=headers, timeout=self._timeout, **self._extra
             ) as resp:
@@ -164,7 +167,7 @@ class Api:
             _WIRE_GUARD.reset(token)
             _WIRE_TURN.reset(turn_token)
             if turn is not None:
-                turn[0].drop(turn[1])
+                turn[0].done(turn[1])
         data_out: Any = {}
         if raw:
             try:
