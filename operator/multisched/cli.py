@@ -9,6 +9,7 @@ import atexit
 import errno
 import gc
 import os
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -187,6 +188,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_run(argv: list[str]) -> int:
+    # SIGUSR2 asks for the cache and queue dump, which the runtime serves once it starts;
+    # until then Python's default action (ending the process) would take its place.
+    if hasattr(signal, "SIGUSR2"):
+        signal.signal(signal.SIGUSR2, signal.SIG_IGN)
     # What importing the operator builds lives as long as the process, so no collection
     # walks it meanwhile (collecting took a sixth of the imports' CPU).
     gc.disable()

@@ -4,7 +4,9 @@ one-shot commands run with the young generation tuned."""
 from __future__ import annotations
 
 import gc
+import subprocess
 import sys
+import textwrap
 import types
 from collections.abc import Iterator
 
@@ -79,3 +81,26 @@ def test_a_one_shot_command_runs_with_the_young_generation_tuned(
         assert gc.get_threshold() == (700, 10, 10)  # main leaves the process as it was
     finally:
         gc.set_threshold(*before)
+
+
+def test_sigusr2_during_start_up_does_not_end_the_operator() -> None:
+    """The dump it asks for is served once the runtime starts; before, the process ignores
+    it instead of ending (Python's default). The signal arrives while the operator's
+    modules are imported, here as ``run`` is looked up."""
+    code = textwrap.dedent(
+        """
+        import os, signal, sys, types
+        main = types.ModuleType("multisched.operator.main")
+        def getattr_(name):
+            os.kill(os.getpid(), signal.SIGUSR2)
+            return lambda argv: 0
+        main.__getattr__ = getattr_
+        sys.modules["multisched.operator.main"] = main
+        from multisched.cli import main as cli_main
+        sys.exit(cli_main(["run"]))
+        """
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], check=False, capture_output=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
