@@ -5,6 +5,8 @@ reached the API server out of priority order)."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import pytest
 from aiohttp import web
@@ -14,14 +16,22 @@ from multisched.transport import Api
 from multisched.transport.send_order import SendOrder
 
 
-async def _turns(order: SendOrder, tickets: list[int], done: list[int]) -> list[asyncio.Task[None]]:
-    async def turn(ticket: int) -> None:
-        await order.turn(ticket)
+async def _waiting(
+    wait: Callable[[int], Awaitable[None]], tickets: list[int], done: list[int]
+) -> list[asyncio.Task[None]]:
+    """Each ticket's ``wait`` in a task of its own; ``done`` lists them as they return."""
+
+    async def one(ticket: int) -> None:
+        await wait(ticket)
         done.append(ticket)
 
-    tasks = [asyncio.create_task(turn(t)) for t in tickets]
+    tasks = [asyncio.create_task(one(t)) for t in tickets]
     await asyncio.sleep(0)
     return tasks
+
+
+async def _turns(order: SendOrder, tickets: list[int], done: list[int]) -> list[asyncio.Task[None]]:
+    return await _waiting(order.turn, tickets, done)
 
 
 async def test_a_request_with_its_connection_waits_for_earlier_ones_still_connecting() -> None:
@@ -58,18 +68,31 @@ async def test_a_request_that_ends_without_a_connection_holds_back_nothing() -> 
     assert done == [later]
 
 
-async def test_after_its_patience_a_request_overtakes_and_later_ones_do_not_wait_again() -> None:
+@pytest.mark.parametrize("ranked", [False, True], ids=["connecting", "higher-rank"])
+async def test_after_its_patience_a_request_goes_and_later_ones_do_not_wait_again(
+    ranked: bool,
+) -> None:
+    """Held back by an earlier request still connecting, or by an unanswered one of a higher
+    rank: after its patience it goes, and the one it waited for is overtaken for good."""
     order = SendOrder(patience=0.05)
-    stuck, patient, later = order.take(), order.take(), order.take()
+    high, low = (1000, 0) if ranked else (None, None)
+    stuck, patient, later = order.take(high), order.take(low), order.take(low)
+    wait = order.after_higher_ranks if ranked else order.turn
     done: list[int] = []
-    waited = await _turns(order, [patient], done)
+    waited = await _waiting(wait, [patient], done)
     assert done == []
     await asyncio.gather(*waited)  # the patience ran out
     assert done == [patient]
-    # ``stuck`` is still connecting, but overtaken for good: ``later`` goes at once.
-    tasks = await _turns(order, [later], done)
+    # ``stuck`` is still connecting (unanswered), but overtaken: ``later`` goes at once.
+    tasks = await _waiting(wait, [later], done)
     assert done == [patient, later] and all(t.done() for t in tasks)
-    order.drop(stuck)  # connects at last: nothing to release, nothing raised
+    order.done(stuck)  # connects and is answered at last: nothing to wake, nothing raised
+
+
+async def _cancel(task: asyncio.Task[None]) -> None:
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
 
 
 async def test_a_cancelled_waiter_is_forgotten() -> None:
@@ -77,13 +100,35 @@ async def test_a_cancelled_waiter_is_forgotten() -> None:
     first, second, third = order.take(), order.take(), order.take()
     done: list[int] = []
     cancelled, waiting = await _turns(order, [second, third], done)
-    cancelled.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await cancelled
+    await _cancel(cancelled)
     order.drop(second)  # its request's ``finally``
     await order.turn(first)
     await waiting
     assert done == [third]
+
+
+#: The binding subresource of a pod in ``default``.
+BINDING = "/api/v1/namespaces/default/pods/{pod}/binding"
+
+
+async def _binding_server(serve: Serve, arrived: list[str], slow: str = "") -> Any:
+    """A server of bindings that lists each pod as its handler takes the request up (the
+    ``slow`` pod's 0.1 s late: the API server took up a later connection first)."""
+
+    async def binding(request: web.Request) -> web.Response:
+        pod = request.match_info["pod"]
+        if pod == slow:
+            await asyncio.sleep(0.1)
+        arrived.append(pod)
+        return web.json_response({}, status=201)
+
+    app = web.Application()
+    app.router.add_post(BINDING, binding)
+    return await serve(app)
+
+
+async def _bind(api: Api, pod: str, **options: Any) -> None:
+    await api.request("POST", BINDING.format(pod=pod), {}, kind="bindings", **options)
 
 
 @pytest.mark.parametrize(("in_order", "expected"), [(True, ["a", "b"]), (False, ["b", "a"])])
@@ -93,37 +138,19 @@ async def test_bindings_reach_the_server_in_the_order_they_were_made(
     """Without the send order (the control), the later binding overtakes the earlier one
     that is still opening its connection."""
     seen: list[str] = []
-
-    async def binding(request: web.Request) -> web.Response:
-        seen.append(request.match_info["pod"])
-        return web.json_response({}, status=201)
-
-    app = web.Application()
-    app.router.add_post("/api/v1/namespaces/default/pods/{pod}/binding", binding)
-    client = await serve(app)
+    client = await _binding_server(serve, seen)
     slow_first_connect(client)
     api = Api(client)
-
-    async def bind(pod: str) -> None:
-        path = f"/api/v1/namespaces/default/pods/{pod}/binding"
-        await api.request("POST", path, {}, kind="bindings", in_order=in_order)
-
-    first = asyncio.create_task(bind("a"))
+    first = asyncio.create_task(_bind(api, "a", in_order=in_order))
     await asyncio.sleep(0.01)  # "a" is connecting
-    await asyncio.gather(first, bind("b"))
+    await asyncio.gather(first, _bind(api, "b", in_order=in_order))
     assert seen == expected
 
 
 async def _after_ranks(
     order: SendOrder, tickets: list[int], done: list[int]
 ) -> list[asyncio.Task[None]]:
-    async def wait(ticket: int) -> None:
-        await order.after_higher_ranks(ticket)
-        done.append(ticket)
-
-    tasks = [asyncio.create_task(wait(t)) for t in tickets]
-    await asyncio.sleep(0)
-    return tasks
+    return await _waiting(order.after_higher_ranks, tickets, done)
 
 
 async def test_a_request_waits_for_the_answers_to_earlier_ones_of_a_higher_rank_only() -> None:
@@ -142,25 +169,12 @@ async def test_a_request_waits_for_the_answers_to_earlier_ones_of_a_higher_rank_
     assert done[-1] == low
 
 
-async def test_after_its_patience_a_ranked_request_goes_and_later_ones_do_not_wait_again() -> None:
-    order = SendOrder(patience=0.05)
-    stuck, patient, later = order.take(1000), order.take(0), order.take(0)
-    done: list[int] = []
-    await asyncio.gather(*await _after_ranks(order, [patient], done))
-    assert done == [patient]
-    tasks = await _after_ranks(order, [later], done)
-    assert done == [patient, later] and all(t.done() for t in tasks)
-    order.done(stuck)  # answered at last: nothing to wake, nothing raised
-
-
 async def test_a_ranked_request_that_ends_wakes_those_it_held_and_a_cancelled_one_is_gone() -> None:
     order = SendOrder()
     failed, cancelled, waiting = order.take(9), order.take(1), order.take(1)
     done: list[int] = []
     gone, held = await _after_ranks(order, [cancelled, waiting], done)
-    gone.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await gone
+    await _cancel(gone)
     order.done(cancelled)  # its request's ``finally``
     assert done == []
     order.done(failed)  # no answer (unreachable): it holds nothing back any more
@@ -172,27 +186,13 @@ async def test_a_ranked_request_that_ends_wakes_those_it_held_and_a_cancelled_on
 async def test_a_lower_priority_binding_reaches_the_server_after_a_higher_one_is_answered(
     serve: Serve, rank: bool, expected: list[str]
 ) -> None:
-    """The earlier binding of a higher priority is slow to reach its handler (the API
-    server took up the later connection first); without ranks (the control) the lower one,
-    made a moment later, arrives first."""
+    """The earlier binding of a higher priority is slow to reach its handler; without ranks
+    (the control) the lower one, made a moment later, arrives first."""
     arrived: list[str] = []
-
-    async def binding(request: web.Request) -> web.Response:
-        pod = request.match_info["pod"]
-        if pod == "hi":
-            await asyncio.sleep(0.1)
-        arrived.append(pod)
-        return web.json_response({}, status=201)
-
-    app = web.Application()
-    app.router.add_post("/api/v1/namespaces/default/pods/{pod}/binding", binding)
-    api = Api(await serve(app))
+    api = Api(await _binding_server(serve, arrived, slow="hi"))
 
     async def bind(pod: str, priority: int) -> None:
-        path = f"/api/v1/namespaces/default/pods/{pod}/binding"
-        await api.request(
-            "POST", path, {}, kind="bindings", in_order=True, rank=priority if rank else None
-        )
+        await _bind(api, pod, in_order=True, rank=priority if rank else None)
 
     await bind("warm", 0)  # a connection in the pool: neither waits to connect
     first = asyncio.create_task(bind("hi", 500))

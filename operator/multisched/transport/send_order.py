@@ -76,15 +76,7 @@ class SendOrder:
         a higher rank is unanswered."""
         if not self._waits_for_rank(ticket):
             return
-        loop = asyncio.get_running_loop()
-        waiting: asyncio.Future[bool] = loop.create_future()
-        self._outranked[ticket] = waiting
-        timer = loop.call_later(self.patience, _overtake, waiting)
-        try:
-            overtaken = await waiting
-        finally:
-            timer.cancel()
-            self._outranked.pop(ticket, None)
+        overtaken = await self._park(self._outranked, ticket)
         rank = self._ranked.get(ticket)
         if overtaken and rank is not None:
             # Those it waited for are overtaken for good: they hold back no later request.
@@ -101,20 +93,23 @@ class SendOrder:
         self.drop(ticket)
         if not self._holds_back(ticket):
             return
-        loop = asyncio.get_running_loop()
-        parked: asyncio.Future[bool] = loop.create_future()
-        self._parked[ticket] = parked
-        timer = loop.call_later(self.patience, _overtake, parked)
-        try:
-            overtaken = await parked
-        finally:
-            timer.cancel()
-            self._parked.pop(ticket, None)
-        if overtaken:
+        if await self._park(self._parked, ticket):
             # The earlier ones are overtaken for good: they hold back no later request.
             for earlier in [t for t in self._connecting if t < ticket]:
                 del self._connecting[earlier]
             self._release()
+
+    async def _park(self, waiters: dict[int, asyncio.Future[bool]], ticket: int) -> bool:
+        """Wait among ``waiters`` until woken (False) or out of patience (True)."""
+        loop = asyncio.get_running_loop()
+        parked: asyncio.Future[bool] = loop.create_future()
+        waiters[ticket] = parked
+        timer = loop.call_later(self.patience, _overtake, parked)
+        try:
+            return await parked
+        finally:
+            timer.cancel()
+            waiters.pop(ticket, None)
 
     def _waits_for_rank(self, ticket: int) -> bool:
         rank = self._ranked.get(ticket)
