@@ -199,3 +199,21 @@ async def test_a_lower_priority_binding_reaches_the_server_after_a_higher_one_is
     await asyncio.sleep(0.01)  # "hi" is on the wire
     await asyncio.gather(first, bind("lo", 10))
     assert arrived[1:] == expected
+
+
+async def test_a_request_overtaking_a_higher_rank_releases_the_later_ones_that_waited_for_it() -> (
+    None
+):
+    """``stuck`` never answers: once ``first`` is out of patience and overtakes it, ``second``
+    (which waited for ``stuck`` alone, from a moment later) goes at once, not at the end of
+    its own patience."""
+    order = SendOrder(patience=0.2)
+    stuck, first, second = order.take(1000), order.take(500), order.take(500)
+    done: list[int] = []
+    (waited,) = await _after_ranks(order, [first], done)
+    await asyncio.sleep(0.1)
+    (later,) = await _after_ranks(order, [second], done)
+    await waited  # out of patience at 0.2 s; ``second``'s would run out at 0.3 s
+    await asyncio.sleep(0)
+    assert done == [first, second] and later.done()
+    order.done(stuck)

@@ -67,9 +67,8 @@ class SendOrder:
     def done(self, ticket: int) -> None:
         """The ticket's request is answered, or ended without an answer (idempotent)."""
         self.drop(ticket)
-        if self._ranked.pop(ticket, None) is not None and self._outranked:
-            for waiting in [t for t in self._outranked if not self._waits_for_rank(t)]:
-                _wake(self._outranked.pop(waiting))
+        if self._ranked.pop(ticket, None) is not None:
+            self._release_ranks()
 
     async def after_higher_ranks(self, ticket: int) -> None:
         """Before the request looks for its connection: return once no earlier request of
@@ -82,6 +81,7 @@ class SendOrder:
             # Those it waited for are overtaken for good: they hold back no later request.
             for earlier in [t for t, r in self._ranked.items() if t < ticket and r > rank]:
                 del self._ranked[earlier]
+            self._release_ranks()
 
     def drop(self, ticket: int) -> None:
         """The ticket's request has its connection, or ended without one (idempotent)."""
@@ -121,6 +121,11 @@ class SendOrder:
             if other > rank:
                 return True
         return False
+
+    def _release_ranks(self) -> None:
+        """Wake the ranked requests that no unanswered earlier one outranks any more."""
+        for waiting in [t for t in self._outranked if not self._waits_for_rank(t)]:
+            _wake(self._outranked.pop(waiting))
 
     def _holds_back(self, ticket: int) -> bool:
         oldest = next(iter(self._connecting), None)
