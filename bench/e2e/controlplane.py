@@ -43,6 +43,8 @@ class ControlPlane:
     pids: tuple[int, ...] = ()
     #: ``--pod-cgroups``: where the schedulers go too, each weighted by its CPU request.
     cgroups: PodCgroups | None = None
+    #: etcd's client URL; its ``/debug/pprof`` is served (``--enable-pprof``).
+    etcd_url: str = ""
 
 
 def missing_binaries() -> list[str]:
@@ -71,6 +73,8 @@ def _etcd_args(data: Path, client: int, peer: int) -> list[str]:
         f"--initial-advertise-peer-urls=http://127.0.0.1:{peer}",
         f"--initial-cluster=bench=http://127.0.0.1:{peer}",
         "--quota-backend-bytes=8589934592",
+        # /debug/pprof/heap?gc=1: the bench collects etcd's garbage before each measured span.
+        "--enable-pprof",
     ]
 
 
@@ -155,6 +159,7 @@ def control_plane(
                 workdir=d,
                 pids=tuple(p.pid for p in procs),
                 cgroups=cgroups,
+                etcd_url=f"http://127.0.0.1:{etcd_port}",
             )
         finally:
             _stop(procs)

@@ -116,6 +116,7 @@ async def _one(bench: Bench, key: str, scenario: str, c: Contender, grouped: boo
                 bench.table.add(key, scenario, "pods/s", c.name, Figure(None, "", ready))
                 log(f"{key} {c.name}: {ready}")
                 return
+            await bench.collect_garbage()
             async with BindingWatch(bench.kube, NAMESPACE, f"{RUN_LABEL}={run}") as watch:
                 begin = time.monotonic()
                 created = await _create_gangs(bench, run, c.scheduler_name, gangs, grouped)

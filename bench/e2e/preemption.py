@@ -118,6 +118,7 @@ async def _burst(bench: Bench, c: Contender, run: str, count: int) -> Drained:
         if ready:
             return Drained(count, 0, ready, None, None, None, None, None, None, [])
         await asyncio.sleep(SETTLE_SECONDS)
+        await bench.collect_garbage()
         async with BindingWatch(bench.kube, NAMESPACE, f"{RUN_LABEL}={run}") as watch:
             begin = time.monotonic()
             pods = _preemptors(pending_pods(run, c.scheduler_name, count))

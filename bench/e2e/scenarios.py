@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import yaml
 
 from . import volumes
@@ -49,6 +50,8 @@ QUIET_SECONDS = 5.0
 FIRST = "first binding after start"
 RSS = "peak RSS (VmHWM)"
 CONTROL_PLANE_CPU = "API server + etcd CPU per pod"
+#: Go's heap profile, after a full collection (``gc=1``); on kube-apiserver and etcd alike.
+GC_PATH = "/debug/pprof/heap?gc=1"
 SCHEDULED_EVENTS = "Scheduled events by the last binding"
 #: Issue 7's targets for multisched, by (scenario, measure); they are set for scale 1.
 TARGETS = {
@@ -152,6 +155,7 @@ class Bench:
         self.concurrency = concurrency
         self.table = Table(TARGETS)
         self.running = 0
+        self._gc_refused = False
 
     # -- the cluster -------------------------------------------------------------------------
 
@@ -224,6 +228,25 @@ class Bench:
             f"{added} running pods created in {spent:.1f} s ({added / spent:.0f}/s); {total} in all"
         )
         await asyncio.sleep(QUIET_SECONDS)
+
+    async def collect_garbage(self) -> None:
+        """A full garbage collection in kube-apiserver and etcd, just before a measured span
+        (Go's ``runtime.GC``, through ``/debug/pprof/heap?gc=1``). Go collects when its heap
+        has doubled: left alone, a span of a few seconds pays for one cycle or none, and for
+        garbage that the run before it (its deletes) and the populating left, whichever
+        scheduler made it. Each span now starts from a collected heap and pays for what is
+        made during it."""
+        async with self.kube.session.get(GC_PATH) as resp:
+            await resp.read()
+            refused = [] if resp.status == 200 else [f"kube-apiserver ({resp.status})"]
+        if self.cp.etcd_url:  # its own session: the API server's token is not etcd's
+            url = self.cp.etcd_url + GC_PATH
+            async with aiohttp.ClientSession() as etcd, etcd.get(url) as got:
+                await got.read()
+                refused += [] if got.status == 200 else [f"etcd ({got.status})"]
+        if refused and not self._gc_refused:
+            self._gc_refused = True
+            log(f"warning: no garbage collection before the spans: {', '.join(refused)}")
 
     async def _clean(self, run: str) -> None:
         if not await self.kube.delete_collection(PODS, f"{RUN_LABEL}={run}", self.timeout):
@@ -319,6 +342,7 @@ class Bench:
         async with BindingWatch(self.kube, NAMESPACE, f"{RUN_LABEL}={run}") as watch:
             goal = watch.unschedulable if unschedulable else watch.bound
             await self.kube.create_many(PODS, pods, self.concurrency)
+            await self.collect_garbage()
             async with started(c, self.cp.workdir, run, self.cp.pids, self.cp.cgroups) as proc:
                 why = await self._wait_bound(watch, proc, count, goal)
                 await asyncio.sleep(0.3)  # a CPU sample after the last binding
@@ -394,6 +418,7 @@ class Bench:
                         (volumes.stateful_pod(run, c.scheduler_name, i) for i in range(count)),
                         self.concurrency,
                     )
+                    await self.collect_garbage()
                     async with started(
                         c, self.cp.workdir, run, self.cp.pids, self.cp.cgroups
                     ) as proc:
