@@ -4,6 +4,7 @@ deletes, or the populating)."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shutil
 from collections.abc import AsyncIterator
@@ -12,6 +13,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 from aiohttp import web
+from aiohttp.test_utils import TestServer
 
 from bench.e2e.controlplane import ControlPlane, control_plane, missing_binaries
 from bench.e2e.kube import Kube
@@ -24,22 +26,18 @@ def _bench(kube: Kube, cp: ControlPlane) -> Bench:
     return Bench(kube, cp, [], Sizes.scaled(0.1), timeout=10, concurrency=4)
 
 
-async def _server(status: int, seen: list[dict[str, str]]) -> AsyncIterator[str]:
+@contextlib.asynccontextmanager
+async def _heap_server(status: int, seen: list[dict[str, str]]) -> AsyncIterator[str]:
+    """A Go process's ``/debug/pprof/heap`` on loopback, answering ``status``; its URL."""
+
     async def heap(request: web.Request) -> web.Response:
         seen.append({"query": request.query_string, **request.headers})
         return web.Response(status=status, body=b"profile")
 
     app = web.Application()
     app.router.add_get("/debug/pprof/heap", heap)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        await runner.cleanup()
+    async with TestServer(app, host="127.0.0.1") as server:
+        yield str(server.make_url("")).rstrip("/")
 
 
 @pytest.mark.parametrize("etcd_status", [200, 404])
@@ -48,18 +46,15 @@ async def test_both_go_processes_are_asked_to_collect_and_etcd_never_sees_the_to
 ) -> None:
     api_seen: list[dict[str, str]] = []
     etcd_seen: list[dict[str, str]] = []
-    api_server = _server(200, api_seen)
-    etcd_server = _server(etcd_status, etcd_seen)
-    api_url, etcd_url = await anext(api_server), await anext(etcd_server)
-    try:
+    async with (
+        _heap_server(200, api_seen) as api_url,
+        _heap_server(etcd_status, etcd_seen) as etcd_url,
+        Kube(api_url, TOKEN) as kube,
+    ):
         cp = ControlPlane(api_url, TOKEN, Path("kubeconfig"), Path("."), etcd_url=etcd_url)
-        async with Kube(api_url, TOKEN) as kube:
-            bench = _bench(kube, cp)
-            await bench.collect_garbage()
-            await bench.collect_garbage()
-    finally:
-        await api_server.aclose()
-        await etcd_server.aclose()
+        bench = _bench(kube, cp)
+        await bench.collect_garbage()
+        await bench.collect_garbage()
     assert GC_PATH.endswith("?gc=1")
     assert [s["query"] for s in api_seen] == ["gc=1", "gc=1"]
     assert [s["query"] for s in etcd_seen] == ["gc=1", "gc=1"]
