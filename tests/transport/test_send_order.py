@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from aiohttp import web
+from kubernetes_asyncio import client as k8s
 
 from connects import Serve, slow_first_connect
 from multisched.transport import Api
@@ -111,7 +112,7 @@ async def test_a_cancelled_waiter_is_forgotten() -> None:
 BINDING = "/api/v1/namespaces/default/pods/{pod}/binding"
 
 
-async def _binding_server(serve: Serve, arrived: list[str], slow: str = "") -> Any:
+async def _binding_server(serve: Serve, arrived: list[str], slow: str = "") -> k8s.ApiClient:
     """A server of bindings that lists each pod as its handler takes the request up (the
     ``slow`` pod's 0.1 s late: the API server took up a later connection first)."""
 
